@@ -1,0 +1,290 @@
+"""Build a snapshot straight from a world's files, without HTTP.
+
+The engine's tests and the engine benchmark use this; `app.gather` builds the
+same snapshot through the GitHub API (served by the fake from the same
+world), and a test holds the two to equality. Evidence is chosen the same
+way as in production: a first snapshot, then what `checks.evidence.wanted`
+names, until nothing more is wanted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from checks.evidence import UpstreamTarget, Wanted, wanted
+from checks.policy import CONFIG_PATH, Policy
+from checks.snapshot import (
+    Artifact,
+    ArtifactFiles,
+    ChangedFile,
+    CheckRun,
+    Comment,
+    PullRequest,
+    Snapshot,
+    UpstreamDoc,
+    WorkflowRun,
+    frozen_map,
+)
+
+from .files import decode_text
+from .world import Repo, World, diff_trees
+
+MAX_ROUNDS = 3
+_RUN_ID = re.compile(r"/actions/runs/(\d+)")
+
+
+def snapshot_from_world(world: World, number: int | None = None, modules=None) -> Snapshot:
+    """The snapshot of PR `number` (default: the world's only PR).
+
+    `modules` limits which check modules may ask for evidence (default: all);
+    unit tests of one check pass just that module.
+    """
+    repo, pr = world.pull_repo(number)
+    snap = _base_snapshot(world, repo, pr)
+    seen = Wanted()
+    for _ in range(MAX_ROUNDS):
+        more = wanted(snap, modules)
+        if not more or (seen | more) == seen:
+            break
+        seen = seen | more
+        snap = _with_evidence(world, repo, snap, seen)
+    return snap
+
+
+def comment_url(repo: str, number: int, kind: str, cid: int) -> str:
+    anchor = {"issue_comment": "issuecomment", "review": "pullrequestreview", "review_comment": "discussion_r"}[kind]
+    sep = "" if kind == "review_comment" else "-"
+    return f"https://github.com/{repo}/pull/{number}#{anchor}{sep}{cid}"
+
+
+def run_url(repo: str, run_id: int) -> str:
+    return f"https://github.com/{repo}/actions/runs/{run_id}"
+
+
+def _text_of(files: dict[str, bytes], path: str) -> str | None:
+    data = files.get(path)
+    text, _err = decode_text(data)
+    return text
+
+
+def _base_snapshot(world: World, repo: Repo, pr: dict[str, Any]) -> Snapshot:
+    base_sha, head_sha = pr["base"]["sha"], pr["head"]["sha"]
+    base_files = repo.commits[base_sha].files
+    head_files = repo.commits[head_sha].files
+    tip = repo.commit(pr["base"]["ref"])
+    tip_files = tip.files if tip else {}
+    policy, _err = Policy.from_yaml(_text_of(tip_files, CONFIG_PATH))
+
+    changed = []
+    for d in diff_trees(base_files, head_files):
+        base_text, base_err = decode_text(d.base)
+        head_text, head_err = decode_text(d.head)
+        changed.append(ChangedFile(d.path, d.status, d.previous_path, d.patch, base_text, head_text,
+                                   head_err or base_err))
+
+    policy_files: dict[str, str] = {}
+    for path in policy.policy_paths():
+        text = _text_of(tip_files, path)
+        if text is not None:
+            policy_files[path] = text
+    for directory in policy.policy_dirs():
+        prefix = directory.rstrip("/") + "/"
+        for path in tip_files:
+            if path.startswith(prefix) and "/" not in path[len(prefix):]:
+                text = _text_of(tip_files, path)
+                if text is not None:
+                    policy_files[path] = text
+
+    number = pr["number"]
+    name = repo.full_name
+    comments: list[Comment] = []
+    for c in pr.get("issue_comments") or []:
+        comments.append(_comment(name, number, "issue_comment", c, c.get("created_at", "")))
+    for c in pr.get("reviews") or []:
+        comments.append(_comment(name, number, "review", c, c.get("submitted_at", "")))
+    for c in pr.get("review_comments") or []:
+        comments.append(_comment(name, number, "review_comment", c, c.get("created_at", "")))
+    comments.sort(key=lambda c: (c.created_at, c.kind, c.id))
+
+    commits = tuple(pr.get("commits") or [head_sha])
+    in_pr = set(commits)
+    check_runs = tuple(sorted(
+        (_check_run(name, cr) for cr in repo.check_runs if cr.get("head_sha") in in_pr),
+        key=lambda c: (c.head_sha, c.name, c.id)))
+    run_ids = {c.run_id for c in check_runs if c.run_id is not None}
+    workflow_runs = tuple(_workflow_run(name, r) for r in repo.workflow_runs if r.get("id") in run_ids)
+
+    return Snapshot(
+        repo=name,
+        pr=PullRequest(
+            number=number,
+            title=pr.get("title", ""),
+            body=pr.get("body") or "",
+            author=pr.get("user", ""),
+            author_association=pr.get("author_association", "NONE"),
+            state=pr.get("state", "open"),
+            draft=bool(pr.get("draft", False)),
+            merged=bool(pr.get("merged", False)),
+            base_ref=pr["base"]["ref"],
+            base_sha=base_sha,
+            head_ref=pr["head"]["ref"],
+            head_sha=head_sha,
+            labels=tuple(pr.get("labels") or ()),
+            head_repo=pr["head"].get("repo", name),
+            url=f"https://github.com/{name}/pull/{number}",
+        ),
+        now=world.now,
+        files=tuple(changed),
+        commits=commits,
+        comments=tuple(comments),
+        check_runs=check_runs,
+        workflow_runs=workflow_runs,
+        policy_sha=tip.sha if tip else "",
+        policy=frozen_map(policy_files),
+        master_base=frozen_map(_master_configs(policy, base_files)),
+        master_head=frozen_map(_master_configs(policy, head_files)),
+    )
+
+
+def _master_configs(policy: Policy, files: dict[str, bytes]) -> dict[str, str]:
+    out = {}
+    for path in files:
+        if policy.is_master_config(path):
+            text = _text_of(files, path)
+            if text is not None:
+                out[path] = text
+    return out
+
+
+def _comment(repo: str, number: int, kind: str, c: dict, created: str) -> Comment:
+    login = c.get("user", "")
+    return Comment(
+        id=int(c["id"]),
+        kind=kind,
+        author=login,
+        author_association=c.get("author_association", "NONE"),
+        body=c.get("body") or "",
+        created_at=str(created),
+        url=comment_url(repo, number, kind, int(c["id"])),
+        author_is_bot=login.endswith("[bot]"),
+        updated_at=str(c.get("updated_at") or created),
+        path=c.get("path"),
+        line=c.get("line"),
+        commit_id=c.get("commit_id"),
+        review_state=c.get("state") if kind == "review" else None,
+    )
+
+
+def _check_run(repo: str, cr: dict) -> CheckRun:
+    return CheckRun(
+        id=int(cr["id"]),
+        name=cr["name"],
+        head_sha=cr["head_sha"],
+        status=cr.get("status", "completed"),
+        conclusion=cr.get("conclusion"),
+        run_id=cr.get("run_id"),
+        started_at=str(cr.get("started_at") or ""),
+        completed_at=str(cr.get("completed_at") or ""),
+        url=f"{run_url(repo, cr['run_id'])}/job/{cr['id']}" if cr.get("run_id") else "",
+    )
+
+
+def _workflow_run(repo: str, r: dict) -> WorkflowRun:
+    return WorkflowRun(
+        id=int(r["id"]),
+        name=r.get("name", ""),
+        path=r.get("path", ""),
+        event=r.get("event", ""),
+        head_sha=r.get("head_sha", ""),
+        status=r.get("status", "completed"),
+        conclusion=r.get("conclusion"),
+        run_attempt=int(r.get("run_attempt") or 1),
+        pull_requests=tuple(r.get("pull_requests") or ()),
+        artifacts=tuple(Artifact(int(a["id"]), a["name"], bool(a.get("expired", False)))
+                        for a in r.get("artifacts") or []),
+        url=run_url(repo, int(r["id"])),
+    )
+
+
+def _with_evidence(world: World, repo: Repo, snap: Snapshot, want: Wanted) -> Snapshot:
+    policy, _err = Policy.from_yaml(snap.policy.get(CONFIG_PATH))
+    extra: dict[str, dict[str, str | None]] = {}
+    for sha, path in want.files:
+        commit = repo.commits.get(sha)
+        if commit is not None:
+            extra.setdefault(sha, {})[path] = _text_of(commit.files, path)
+
+    runs = {r.id: r for r in snap.workflow_runs}
+    for run_id in want.runs:
+        raw = repo.workflow_run(run_id)
+        if raw is not None:
+            runs.setdefault(run_id, _workflow_run(repo.full_name, raw))
+    artifacts = []
+    prefixes = policy.eval_artifact_prefixes + policy.bmk_artifact_prefixes
+    for run_id in want.runs:
+        run = runs.get(run_id)
+        for a in run.artifacts if run else ():
+            if not a.name.startswith(prefixes):
+                continue
+            files = {}
+            for name, data in world.artifact_files(a.id).items():
+                text, _err = decode_text(data)
+                if name.endswith(".json") and text is not None:
+                    files[name] = text
+            artifacts.append(ArtifactFiles(a.id, a.name, run_id, frozen_map(files),
+                                           "artifact expired" if a.expired else None))
+
+    upstream = tuple(_upstream(world, t) for t in want.upstream)
+    teams = {}
+    for team, login in want.teams:
+        members = world.teams.get(team)
+        if members is not None:
+            known = teams.setdefault(team, ())
+            if login.lower() in {m.lower() for m in members}:
+                teams[team] = tuple(sorted(set(known) | {login}))
+    collaborators = {login: repo.collaborators.get(login, "none") for login in want.permissions}
+
+    return replace(
+        snap,
+        extra_files=frozen_map({sha: frozen_map(files) for sha, files in extra.items()}),
+        workflow_runs=tuple(sorted(runs.values(), key=lambda r: r.id)),
+        artifacts=tuple(sorted(artifacts, key=lambda a: (a.run_id, a.artifact_id))),
+        upstream=upstream,
+        teams=frozen_map(teams),
+        collaborators=frozen_map(collaborators),
+    )
+
+
+def _upstream(world: World, target: UpstreamTarget) -> UpstreamDoc:
+    repo = world.repos.get(target.repo)
+    if repo is None:
+        return UpstreamDoc(target.url, target.kind, target.repo, target.number,
+                           error=f"{target.repo} is not reachable")
+    if target.kind == "pull":
+        pr = repo.pulls.get(target.number)
+        if pr is None:
+            return UpstreamDoc(target.url, "pull", target.repo, target.number,
+                               error=f"{target.repo}#{target.number} does not exist")
+        merged = bool(pr.get("merged"))
+        ref = pr.get("merge_commit_sha") if merged else pr["head"]["sha"]
+        base = repo.commits.get(pr["base"]["sha"])
+        at = repo.commits.get(ref)
+        files = {}
+        if at is not None:
+            for d in diff_trees(base.files if base else {}, at.files):
+                if d.head is not None:
+                    text, _err = decode_text(d.head)
+                    if text is not None:
+                        files[d.path] = text
+        return UpstreamDoc(target.url, "pull", target.repo, target.number, state=pr.get("state", ""),
+                           draft=bool(pr.get("draft")), merged=merged, merged_at=pr.get("merged_at"),
+                           title=pr.get("title", ""), files=frozen_map(files))
+    tip = repo.commit(repo.default_branch)
+    for path in target.paths:
+        text = _text_of(tip.files, path) if tip else None
+        if text is not None:
+            return UpstreamDoc(target.url, "page", target.repo, files=frozen_map({path: text}))
+    return UpstreamDoc(target.url, "page", target.repo,
+                       error=f"no {' or '.join(target.paths) or 'source file'} on {target.repo}@{repo.default_branch}")

@@ -1,0 +1,48 @@
+"""Render a verdict as the sticky PR comment and the check-run summary (Jinja2 templates)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+import templates
+from checks.policy import Policy
+from checks.result import Status, Verdict
+
+MARKER_PREFIX = "<!-- codeowner-signoff-verify sha="
+
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(templates.__file__).parent),
+    autoescape=False,
+    keep_trailing_newline=True,
+    undefined=jinja2.StrictUndefined,
+)
+
+
+def rows(verdict: Verdict) -> list:
+    return list(verdict.results) + ([verdict.lint] if verdict.lint else [])
+
+
+def comment(verdict: Verdict, policy: Policy | None = None) -> str:
+    """The verdict comment, exactly in the format of the reference verifier."""
+    policy = policy or Policy()
+    failing = [r for r in rows(verdict) if r.status is Status.FAIL]
+    blocking = [f"Check {r.number} ({r.name})" if r.number <= 12 else r.name for r in failing]
+    return _ENV.get_template("verdict.md.j2").render(
+        verdict=verdict, rows=rows(verdict), blocking=blocking,
+        checklist=policy.checklist, phrase=policy.signoff_phrase,
+    )
+
+
+def summary(verdict: Verdict, policy: Policy | None = None) -> str:
+    """The check-run summary: the verdict comment plus a table of every finding."""
+    return _ENV.get_template("summary.md.j2").render(verdict=verdict, comment=comment(verdict, policy))
+
+
+def marker_sha(body: str) -> str | None:
+    """The head SHA recorded in a verdict comment's hidden marker, if `body` is one."""
+    if not body.startswith(MARKER_PREFIX):
+        return None
+    end = body.find(" -->", len(MARKER_PREFIX))
+    return body[len(MARKER_PREFIX):end] if end > 0 else None

@@ -1,0 +1,111 @@
+"""The registry of checks 0-12 and the verdict they add up to.
+
+Each check module has `NUMBER`, `NAME` and one pure function
+`check(ctx) -> CheckResult`; its docstring is the rule's documentation.
+`evaluate` runs them all on one snapshot. A check that raises is a bug, but
+a merge gate must fail closed, not crash: the exception becomes that check's
+FAIL with its type and message.
+
+Recipe lint (`checks.lint`) runs on every PR, signed off or not. Its
+error-severity findings on changed files join the verdict: under the check a
+rule belongs to (`CHECK` in the rule module), else on a "Recipe lint" row,
+and they block PASS. Warnings are reported but never block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import (
+    append_only,
+    architecture,
+    chat_template,
+    checklist,
+    codeowner,
+    deprecation,
+    engine_patches,
+    evals,
+    golden_al,
+    images,
+    lint,
+    recipe_link,
+    reuse_command,
+    sweep,
+)
+from .context import Context
+from .result import CheckResult, Finding, Severity, Status, Verdict
+from .snapshot import Snapshot
+
+CHECKS = (
+    codeowner,
+    sweep,
+    evals,
+    recipe_link,
+    reuse_command,
+    checklist,
+    images,
+    deprecation,
+    architecture,
+    chat_template,
+    engine_patches,
+    golden_al,
+    append_only,
+)
+
+LINT_NUMBER = 13
+LINT_NAME = "Recipe lint"
+
+
+def run_check(module, ctx: Context) -> CheckResult:
+    """Run one check, turning an unexpected exception into a fail-closed FAIL."""
+    try:
+        result = module.check(ctx)
+    except Exception as exc:  # noqa: BLE001 - a gate fails closed, it does not crash
+        return CheckResult(module.NUMBER, module.NAME, Status.FAIL,
+                           f"internal error while checking ({type(exc).__name__}: {exc}); fails closed")
+    return result
+
+
+def evaluate(snap: Snapshot) -> Verdict:
+    ctx = Context(snap)
+    results = [run_check(m, ctx) for m in CHECKS]
+    lint_findings = lint.run(ctx)
+    results, lint_row = _merge_lint(ctx, results, lint_findings)
+    findings = sorted({f for r in results for f in r.findings} | set(lint_findings),
+                      key=lambda f: (f.path, f.line, f.rule, f.message))
+    sign = ctx.signoff
+    return Verdict(
+        head_sha=snap.pr.head_sha,
+        signer=sign.author if sign else None,
+        signoff_url=sign.comment.url if sign else None,
+        results=tuple(results),
+        lint=lint_row,
+        findings=tuple(findings),
+    )
+
+
+def _merge_lint(ctx: Context, results: list[CheckResult], findings: list[Finding]):
+    changed = {f.path for f in ctx.changed_files}
+    blocking = [f for f in findings if f.severity is Severity.ERROR and f.path in changed]
+    by_check: dict[int, list[Finding]] = {}
+    loose: list[Finding] = []
+    for f in blocking:
+        number = lint.check_of(f.rule)
+        (by_check.setdefault(number, []) if number is not None else loose).append(f)
+    merged = []
+    for r in results:
+        extra = [f for f in by_check.get(r.number, []) if f not in r.findings]
+        if extra:
+            reason = f"{r.reason}; also {_lint_reason(extra)}" if r.status is Status.FAIL else _lint_reason(extra)
+            r = replace(r, status=Status.FAIL, reason=reason, findings=r.findings + tuple(extra))
+        merged.append(r)
+    row = None
+    if loose:
+        row = CheckResult(LINT_NUMBER, LINT_NAME, Status.FAIL, _lint_reason(loose), tuple(loose))
+    return merged, row
+
+
+def _lint_reason(findings: list[Finding]) -> str:
+    first = findings[0]
+    more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+    return f"{first.path}:{first.line} [{first.rule}] {first.message}{more}"

@@ -1,0 +1,62 @@
+"""What the checks need beyond the base snapshot: deciding it is policy, fetching it is the app's.
+
+Gathering runs in two rounds. The app first builds a snapshot of the PR
+(files, comments, commits, check runs, policy files, master configs); then
+it asks `wanted(snapshot)` which further evidence the checks name, fetches
+exactly that, and builds the final snapshot. Each check module may define
+`wants(ctx) -> Wanted`; this module merges them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True, order=True)
+class UpstreamTarget:
+    """Where an upstream recipe link is read from.
+
+    kind "pull": pull request `number` of `repo`.
+    kind "page": a published page, built from the first of `paths` that exists
+    on `repo`'s default branch.
+    """
+
+    url: str
+    kind: str
+    repo: str
+    number: int | None = None
+    paths: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Wanted:
+    files: tuple[tuple[str, str], ...] = ()  # (commit sha, path)
+    runs: tuple[int, ...] = ()  # workflow runs whose eval and benchmark artifacts are needed
+    upstream: tuple[UpstreamTarget, ...] = ()
+    teams: tuple[tuple[str, str], ...] = ()  # ("org/slug", login): is login a member of the team?
+    permissions: tuple[str, ...] = ()  # logins whose repository permission is needed
+
+    def __or__(self, other: "Wanted") -> "Wanted":
+        return Wanted(**{f.name: tuple(sorted(set(getattr(self, f.name)) | set(getattr(other, f.name))))
+                         for f in fields(self)})
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, f.name) for f in fields(self))
+
+
+def wanted(snap, modules=None) -> Wanted:
+    """Everything the checks (default: all registered, and lint) ask for, given what `snap` holds."""
+    from .context import Context
+
+    if modules is None:
+        from . import lint
+        from .engine import CHECKS
+
+        modules = (*CHECKS, lint)
+    ctx = Context(snap)
+    total = Wanted()
+    for module in modules:
+        wants = getattr(module, "wants", None)
+        if wants is not None:
+            total = total | wants(ctx)
+    return total

@@ -1,0 +1,209 @@
+"""Master configs (`configs/*-master.yaml`): a top-level mapping of config key -> entry.
+
+These files run to 12,000 lines; parsing all of them at base and head would
+cost more than the whole verdict may. They are split textually into one block
+per top-level key (a key starts at column 0), and only the blocks a check asks
+for are parsed, with line numbers offset to the file. The block split assumes
+what InferenceX's files are: a flat top-level mapping without anchors shared
+across entries; a block that does not parse on its own is reported with its
+line like any malformed YAML.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterator
+
+from .snapshot import Snapshot
+from .yamlload import LineDict, YamlProblem, load
+
+_TOP_KEY = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-][^:#]*?))\s*:(?:\s|$)""")
+_FIELD = re.compile(r"""^  ([A-Za-z][\w.-]*)\s*:\s*(.*?)\s*$""")
+
+
+@dataclass(frozen=True)
+class Block:
+    key: str
+    line: int  # 1-based line of the key
+    text: str  # the key line through the line before the next key
+
+
+class MasterConfig:
+    """One master-config file at one commit."""
+
+    def __init__(self, path: str, text: str):
+        self.path = path
+        self.text = text
+        self._parsed: dict[str, LineDict] = {}
+
+    @cached_property
+    def blocks(self) -> dict[str, Block]:
+        lines = self.text.splitlines(keepends=True)
+        starts: list[tuple[int, str]] = []
+        for i, line in enumerate(lines):
+            if line[:1] in ("", " ", "\t", "#", "\n", "\r", "-"):
+                continue
+            m = _TOP_KEY.match(line)
+            if m:
+                starts.append((i, next(g for g in m.groups() if g is not None).strip()))
+        blocks: dict[str, Block] = {}
+        for n, (i, key) in enumerate(starts):
+            end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
+            blocks.setdefault(key, Block(key, i + 1, "".join(lines[i:end])))
+        return blocks
+
+    def keys(self) -> list[str]:
+        return list(self.blocks)
+
+    def entry(self, key: str) -> LineDict | None:
+        """The parsed entry of `key` (line numbers are the file's); raise YamlProblem if malformed."""
+        if key in self._parsed:
+            return self._parsed[key]
+        block = self.blocks.get(key)
+        if block is None:
+            return None
+        data = load(block.text, line_offset=block.line - 1)
+        value = data.get(key) if isinstance(data, dict) else None
+        if not isinstance(value, dict):
+            raise YamlProblem(block.line, f"config {key!r} is not a mapping")
+        self._parsed[key] = value
+        return value
+
+    def fields(self, key: str) -> dict[str, str]:
+        """Top-level scalar fields of an entry (image, runner, framework, model-prefix, ...), cheaply.
+
+        Read from the block's 2-space-indented `field: value` lines without a full
+        parse; used to scan every entry of a file (engine-first ordering).
+        """
+        block = self.blocks.get(key)
+        out: dict[str, str] = {}
+        if block is None:
+            return out
+        for line in block.text.splitlines()[1:]:
+            m = _FIELD.match(line)
+            if m and m.group(1) not in out:
+                value = re.sub(r"\s+#.*$", "", m.group(2)).strip().strip("'\"")
+                out[m.group(1)] = value
+        return out
+
+
+@dataclass(frozen=True)
+class EntryChange:
+    """A master-config entry the PR adds, changes or removes."""
+
+    path: str
+    key: str
+    status: str  # added | modified | removed
+    base: LineDict | None
+    head: LineDict | None
+    line: int  # line of the key at head (at base for removed entries)
+    error: YamlProblem | None = None
+
+
+def configs(snap: Snapshot, at: str) -> dict[str, MasterConfig]:
+    """Every master config at "base" or "head", by path."""
+    source = snap.master_base if at == "base" else snap.master_head
+    return {path: MasterConfig(path, text) for path, text in source.items()}
+
+
+def changed_entries(base_cfgs: dict[str, MasterConfig], head_cfgs: dict[str, MasterConfig]) -> list[EntryChange]:
+    """Entries that differ between the PR's base and head, in file and line order.
+
+    An entry counts as changed when its parsed value differs (comments and
+    blank lines do not count). A block that does not parse is returned with
+    `error` set so the caller reports it on its line.
+    """
+    out: list[EntryChange] = []
+    for path in sorted(set(base_cfgs) | set(head_cfgs)):
+        base = base_cfgs.get(path)
+        head = head_cfgs.get(path)
+        if base is not None and head is not None and base.text == head.text:
+            continue
+        base_blocks = base.blocks if base else {}
+        head_blocks = head.blocks if head else {}
+        for key in _ordered_keys(base_blocks, head_blocks):
+            b, h = base_blocks.get(key), head_blocks.get(key)
+            if b is not None and h is not None and b.text.rstrip() == h.text.rstrip():
+                continue
+            line = h.line if h else b.line
+            try:
+                head_entry = head.entry(key) if h else None
+            except YamlProblem as exc:
+                out.append(EntryChange(path, key, "modified" if b else "added", None, None, line, exc))
+                continue
+            try:
+                base_entry = base.entry(key) if b else None
+            except YamlProblem:
+                base_entry = None  # a malformed base is the base's problem, not this PR's
+            if h is None:
+                out.append(EntryChange(path, key, "removed", base_entry, None, line))
+            elif b is None or base_entry is None:
+                out.append(EntryChange(path, key, "added", None, head_entry, line))
+            elif _plain(base_entry) != _plain(head_entry):
+                out.append(EntryChange(path, key, "modified", base_entry, head_entry, line))
+    return out
+
+
+def find_entry(cfgs: dict[str, MasterConfig], key: str) -> tuple[str, LineDict] | None:
+    """(path, entry) of config `key` in any of `cfgs`; None if absent or malformed."""
+    for path, cfg in cfgs.items():
+        if key in cfg.blocks:
+            try:
+                entry = cfg.entry(key)
+            except YamlProblem:
+                return None
+            if entry is not None:
+                return path, entry
+    return None
+
+
+def iter_fields(cfgs: dict[str, MasterConfig]) -> Iterator[tuple[str, str, dict[str, str]]]:
+    """(path, key, top-level scalar fields) of every entry of every master config in `cfgs`."""
+    for path, cfg in cfgs.items():
+        for key in cfg.keys():
+            yield path, key, cfg.fields(key)
+
+
+def search_points(entry: dict) -> list[dict]:
+    """Flatten `scenarios` into one dict per search-space point, with its scenario and sequence lengths.
+
+    Each point carries `scenario` (e.g. fixed-seq-len, agentic-coding), `isl`,
+    `osl` (None for agentic) and `line` (the point's line), plus its own keys.
+    """
+    points: list[dict] = []
+    scenarios = entry.get("scenarios")
+    if not isinstance(scenarios, dict):
+        return points
+    for scenario, groups in scenarios.items():
+        if not isinstance(groups, list):
+            continue
+        for group in groups:
+            if not isinstance(group, dict):
+                continue
+            space = group.get("search-space")
+            if not isinstance(space, list):
+                continue
+            for i, point in enumerate(space):
+                if not isinstance(point, dict):
+                    continue
+                line = space.line_of(i) if hasattr(space, "line_of") else 0
+                shared = {k: v for k, v in group.items() if k != "search-space"}
+                points.append({**shared, **point, "scenario": scenario,
+                               "isl": group.get("isl"), "osl": group.get("osl"), "line": line})
+    return points
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _ordered_keys(base: dict, head: dict) -> list[str]:
+    keys = list(head)
+    keys += [k for k in base if k not in head]
+    return keys

@@ -1,0 +1,96 @@
+"""Repository configuration: where the policy files live and the conventions the checks key on.
+
+The defaults are InferenceX's conventions (both the layout before July 2026,
+`.github/configs/*-master.yaml` and `utils/evals/thresholds.json`, and the one
+after, `configs/*-master.yaml` and `utils/evals/thresholds.yaml`). A repository
+overrides any of them in `.github/signoff-bot.yml` on its base branch, e.g.:
+
+    signoff_phrase: "As a PR reviewer and CODEOWNER"
+    sweep_workflow: run-sweep.yml
+    established_skus: [h100, h200, b200]
+    block_self_signoff: true
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, fields, replace
+
+import yaml
+
+CONFIG_PATH = ".github/signoff-bot.yml"
+
+
+@dataclass(frozen=True)
+class Policy:
+    signoff_phrase: str = "As a PR reviewer and CODEOWNER"
+    reuse_command: str = "/reuse-sweep-run"
+    recheck_command: str = "/signoff-recheck"
+    sweep_workflow: str = "run-sweep.yml"
+    eval_artifact_prefixes: tuple[str, ...] = ("eval_results", "eval_")
+    bmk_artifact_prefixes: tuple[str, ...] = ("results_bmk", "bmk")
+    # Check-run name prefixes (text before " /") of the per-config lanes.
+    benchmark_lanes: tuple[str, ...] = ("single-node", "multi-node", "agentic", "multi-node agentic")
+    eval_lanes: tuple[str, ...] = ("eval", "multi-node eval", "agentic eval", "multi-node agentic eval")
+    established_skus: tuple[str, ...] = ("h100", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x")
+    upstream_image_orgs: tuple[str, ...] = ("vllm", "lmsysorg")
+    authorized_associations: tuple[str, ...] = ("OWNER", "MEMBER", "COLLABORATOR")
+    codeowners_paths: tuple[str, ...] = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
+    models_md: str = "MODELS.md"
+    checklist: str = "docs/PR_REVIEW_CHECKLIST.md"
+    thresholds_paths: tuple[str, ...] = ("utils/evals/thresholds.yaml", "utils/evals/thresholds.json")
+    golden_al_dir: str = "golden_al_distribution"
+    waiver_dir: str = "docs/waiver"
+    master_config_globs: tuple[str, ...] = ("configs/*-master.yaml", ".github/configs/*-master.yaml")
+    changelog: str = "perf-changelog.yaml"
+    # `CONFIG_FILE=recipes/...` in a master config names a file under this directory.
+    recipe_root: str = "benchmarks/multi_node/srt-slurm-recipes"
+    block_self_signoff: bool = False
+    advisory: bool = False
+
+    @classmethod
+    def from_yaml(cls, text: str | None) -> tuple["Policy", str | None]:
+        """The defaults overridden by `.github/signoff-bot.yml`; (policy, error) — never raises."""
+        policy = cls()
+        if not text:
+            return policy, None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            return policy, f"{CONFIG_PATH} does not parse: {exc}"
+        if data is None:
+            return policy, None
+        if not isinstance(data, dict):
+            return policy, f"{CONFIG_PATH} must be a mapping"
+        known = {f.name: f for f in fields(cls)}
+        changes: dict = {}
+        for key, value in data.items():
+            name = str(key).replace("-", "_")
+            if name not in known:
+                return policy, f"{CONFIG_PATH}: unknown setting {key!r}"
+            default = getattr(policy, name)
+            if isinstance(default, tuple):
+                if isinstance(value, str):
+                    value = [value]
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    return policy, f"{CONFIG_PATH}: {key} must be a list of strings"
+                value = tuple(value)
+            elif not isinstance(value, type(default)):
+                return policy, f"{CONFIG_PATH}: {key} must be a {type(default).__name__}"
+            changes[name] = value
+        return replace(policy, **changes), None
+
+    def is_master_config(self, path: str) -> bool:
+        directory, _, name = path.rpartition("/")
+        for pattern in self.master_config_globs:
+            pattern_dir, _, pattern_name = pattern.rpartition("/")
+            if directory == pattern_dir and fnmatch.fnmatchcase(name, pattern_name):
+                return True
+        return False
+
+    def policy_paths(self) -> tuple[str, ...]:
+        """Single policy files read from the base branch tip (directories are listed separately)."""
+        return (CONFIG_PATH, *self.codeowners_paths, self.models_md, self.checklist, *self.thresholds_paths)
+
+    def policy_dirs(self) -> tuple[str, ...]:
+        return (self.golden_al_dir, self.waiver_dir)

@@ -1,0 +1,79 @@
+"""What the engine concludes: one result per check, findings anchored to lines, a verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Status(str, Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    NA = "N/A"
+
+    @property
+    def emoji(self) -> str:
+        return {"PASS": "✅", "FAIL": "❌", "N/A": "➖"}[self.value]
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    NOTICE = "notice"
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """A problem on one line of a file at the PR head; becomes an annotation or inline comment."""
+
+    path: str
+    line: int
+    rule: str
+    severity: Severity
+    message: str
+
+    def to_json(self) -> dict:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    number: int
+    name: str
+    status: Status
+    reason: str
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return self.status is not Status.FAIL
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The engine's whole answer for one snapshot."""
+
+    head_sha: str
+    signer: str | None  # login of the sign-off's author, None when there is no sign-off
+    signoff_url: str | None
+    results: tuple[CheckResult, ...]
+    lint: CheckResult | None = None  # recipe lint, when it reports errors on changed files
+    findings: tuple[Finding, ...] = field(default=())  # every finding, checks' and lint's, sorted
+
+    @property
+    def passed(self) -> bool:
+        rows = self.results + ((self.lint,) if self.lint else ())
+        return self.signer is not None and all(r.passed for r in rows)
+
+    @property
+    def label(self) -> str:
+        return "PASS" if self.passed else "REJECTED"
+
+    def result(self, number: int) -> CheckResult:
+        return next(r for r in self.results if r.number == number)

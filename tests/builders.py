@@ -1,0 +1,62 @@
+"""Small snapshots for unit tests: a PR with sensible defaults, overridable piece by piece."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import replace
+
+from checks.context import Context
+from checks.snapshot import ChangedFile, Comment, PullRequest, Snapshot, frozen_map
+
+BASE = "b" * 40
+HEAD = "h" * 40
+REPO = "SemiAnalysisAI/InferenceX"
+
+SIGNOFF_HEAD = "As a PR reviewer and CODEOWNER, I have reviewed this and have:"
+
+
+def pr(**kw) -> PullRequest:
+    fields = dict(number=100, title="Add a config", body="", author="contributor", author_association="CONTRIBUTOR",
+                  state="open", draft=False, merged=False, base_ref="main", base_sha=BASE, head_ref="feature",
+                  head_sha=HEAD, head_repo=REPO, url=f"https://github.com/{REPO}/pull/100")
+    fields.update(kw)
+    return PullRequest(**fields)
+
+
+def changed(path: str, base: str | None, head: str | None, status: str | None = None,
+            previous_path: str | None = None) -> ChangedFile:
+    """A changed file with its unified patch computed from the two texts."""
+    if status is None:
+        status = "added" if base is None else "removed" if head is None else "modified"
+    lines = list(difflib.unified_diff((base or "").splitlines(), (head or "").splitlines(), lineterm="", n=3))[2:]
+    return ChangedFile(path, status, previous_path, "\n".join(lines) or None, base, head)
+
+
+def comment(body: str, author: str = "reviewer", kind: str = "issue_comment", cid: int = 1,
+            created_at: str = "2026-08-01T12:00:00Z", association: str = "COLLABORATOR", bot: bool = False) -> Comment:
+    return Comment(id=cid, kind=kind, author=author, author_association=association, body=body,
+                   created_at=created_at, url=f"https://github.com/{REPO}/pull/100#issuecomment-{cid}",
+                   author_is_bot=bot)
+
+
+def snapshot(**kw) -> Snapshot:
+    """A snapshot; mapping fields may be given as plain dicts."""
+    fields = dict(repo=REPO, pr=pr(), now="2026-08-01T12:00:00Z", files=(), commits=(HEAD,), comments=())
+    for name in ("policy", "master_base", "master_head", "teams", "collaborators"):
+        if name in kw and isinstance(kw[name], dict):
+            kw[name] = frozen_map(kw[name])
+    if "extra_files" in kw and isinstance(kw["extra_files"], dict):
+        kw["extra_files"] = frozen_map({k: frozen_map(v) for k, v in kw["extra_files"].items()})
+    for name in ("files", "comments", "commits", "check_runs", "workflow_runs", "artifacts", "upstream"):
+        if name in kw:
+            kw[name] = tuple(kw[name])
+    fields.update(kw)
+    return Snapshot(**fields)
+
+
+def ctx(**kw) -> Context:
+    return Context(snapshot(**kw))
+
+
+def with_(snap: Snapshot, **kw) -> Snapshot:
+    return replace(snap, **kw)
