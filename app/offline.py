@@ -85,17 +85,11 @@ def _base_snapshot(world: World, repo: Repo, pr: dict[str, Any]) -> Snapshot:
                                    head_err or base_err))
 
     policy_files: dict[str, str] = {}
-    for path in policy.policy_paths():
-        text = _text_of(tip_files, path)
-        if text is not None:
-            policy_files[path] = text
-    for directory in policy.policy_dirs():
-        prefix = directory.rstrip("/") + "/"
-        for path in tip_files:
-            if path.startswith(prefix) and "/" not in path[len(prefix):]:
-                text = _text_of(tip_files, path)
-                if text is not None:
-                    policy_files[path] = text
+    for path in tip_files:
+        if policy.is_policy_file(path):
+            text = _text_of(tip_files, path)
+            if text is not None:
+                policy_files[path] = text
 
     number = pr["number"]
     name = repo.full_name
@@ -239,11 +233,10 @@ def _with_evidence(world: World, repo: Repo, snap: Snapshot, want: Wanted) -> Sn
     upstream = tuple(_upstream(world, t) for t in want.upstream)
     teams = {}
     for team, login in want.teams:
-        members = world.teams.get(team)
-        if members is not None:
-            known = teams.setdefault(team, ())
-            if login.lower() in {m.lower() for m in members}:
-                teams[team] = tuple(sorted(set(known) | {login}))
+        members = world.teams.get(team, [])  # GitHub answers 404 for a non-member and for an unknown team
+        known = teams.setdefault(team, ())
+        if login.lower() in {m.lower() for m in members}:
+            teams[team] = tuple(sorted(set(known) | {login}))
     collaborators = {login: repo.collaborators.get(login, "none") for login in want.permissions}
 
     return replace(

@@ -88,9 +88,14 @@ class Policy:
                 return True
         return False
 
-    def policy_paths(self) -> tuple[str, ...]:
-        """Single policy files read from the base branch tip (directories are listed separately)."""
-        return (CONFIG_PATH, *self.codeowners_paths, self.models_md, self.checklist, *self.thresholds_paths)
+    def is_policy_file(self, path: str) -> bool:
+        """Whether `path` on the base branch tip is a policy file the checks read.
 
-    def policy_dirs(self) -> tuple[str, ...]:
-        return (self.golden_al_dir, self.waiver_dir)
+        The single files, plus the golden acceptance-length curves
+        (`<golden_al_dir>/*.yaml`) and the waivers (`<waiver_dir>/*.md`).
+        """
+        if path in (CONFIG_PATH, *self.codeowners_paths, self.models_md, self.checklist, *self.thresholds_paths):
+            return True
+        directory, _, name = path.rpartition("/")
+        return (directory == self.golden_al_dir and name.endswith(".yaml")) or (
+            directory == self.waiver_dir and name.endswith(".md"))

@@ -1,0 +1,111 @@
+"""githubkit clients for the bot: explicit timeouts, no in-process retry, counted requests.
+
+githubkit's defaults sleep and retry inside the caller and wait forever on a
+stuck connection. A worker must not do either: every call here has a
+timeout, and a failure surfaces as `GitHubError` (with `retry_after` when
+GitHub asked us to back off), so the job queue can re-queue with a delay.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import httpx
+from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub, TokenAuthStrategy
+from githubkit.exception import GitHubException, RateLimitExceeded, RequestFailed, RequestTimeout
+
+DEFAULT_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
+USER_AGENT = "signoff-bot"
+
+
+class GitHubError(Exception):
+    """A GitHub call that failed; `retry_after` is seconds to wait when GitHub asked us to back off."""
+
+    def __init__(self, message: str, status: int | None = None, retry_after: float | None = None):
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+    @property
+    def transient(self) -> bool:
+        """Worth retrying later: rate limits, server errors, timeouts, dropped connections."""
+        return self.retry_after is not None or self.status is None or self.status >= 500
+
+
+@dataclass
+class CallStats:
+    """Requests made through one client, for metrics and the replay/bench reports."""
+
+    requests: int = 0
+    by_route: dict[str, int] = field(default_factory=dict)
+    rate_limit_remaining: int | None = None
+
+    async def on_request(self, request: httpx.Request) -> None:
+        self.requests += 1
+        key = f"{request.method} {request.url.path}"
+        self.by_route[key] = self.by_route.get(key, 0) + 1
+
+    async def on_response(self, response: httpx.Response) -> None:
+        remaining = response.headers.get("x-ratelimit-remaining")
+        if remaining is not None and remaining.isdigit():
+            self.rate_limit_remaining = int(remaining)
+
+
+def client(auth, base_url: str, stats: CallStats | None = None, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> GitHub:
+    """A githubkit client for `base_url` (GitHub, GitHub Enterprise or the fake server)."""
+    hooks = {"request": [stats.on_request], "response": [stats.on_response]} if stats else None
+    return GitHub(
+        auth,
+        base_url=base_url.rstrip("/") + "/",
+        timeout=timeout,
+        auto_retry=False,
+        user_agent=USER_AGENT,
+        async_event_hooks=hooks,
+        trust_env=False,
+    )
+
+
+def app_client(app_id: int | str, private_key: str, base_url: str, stats: CallStats | None = None) -> GitHub:
+    return client(AppAuthStrategy(str(app_id), private_key), base_url, stats)
+
+
+def installation_client(app_id: int | str, private_key: str, installation_id: int, base_url: str,
+                        stats: CallStats | None = None) -> GitHub:
+    """A client acting as the app's installation; githubkit caches the token until shortly before expiry."""
+    return client(AppInstallationAuthStrategy(str(app_id), private_key, installation_id), base_url, stats)
+
+
+def token_client(token: str, base_url: str, stats: CallStats | None = None) -> GitHub:
+    return client(TokenAuthStrategy(token), base_url, stats)
+
+
+def as_github_error(exc: Exception, what: str) -> GitHubError:
+    """Describe any githubkit/httpx/pydantic failure as one GitHubError, without secrets."""
+    if isinstance(exc, GitHubError):
+        return exc
+    if isinstance(exc, RateLimitExceeded):
+        return GitHubError(f"{what}: rate limited", exc.response.status_code,
+                           max(1.0, exc.retry_after.total_seconds()))
+    if isinstance(exc, RequestFailed):
+        response = exc.response
+        status = response.status_code
+        headers = response.raw_response.headers
+        retry_after = None
+        if "retry-after" in headers:
+            try:
+                retry_after = float(headers["retry-after"])
+            except ValueError:
+                retry_after = 60.0
+        elif headers.get("x-ratelimit-remaining") == "0" and status in (403, 429):
+            reset = headers.get("x-ratelimit-reset", "")
+            retry_after = max(1.0, float(reset) - time.time()) if reset.isdigit() else 60.0
+        elif status == 429:
+            retry_after = 60.0
+        return GitHubError(f"{what}: GitHub answered {status}", status, retry_after)
+    if isinstance(exc, RequestTimeout):
+        return GitHubError(f"{what}: timed out")
+    if isinstance(exc, (httpx.TransportError, GitHubException)):
+        return GitHubError(f"{what}: {type(exc).__name__}")
+    # pydantic.ValidationError and friends: a response without a field GitHub promises.
+    return GitHubError(f"{what}: malformed GitHub response ({type(exc).__name__})", status=502)

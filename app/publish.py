@@ -1,0 +1,205 @@
+"""Publish a verdict to GitHub: one sticky comment, a check run, a commit status, inline findings.
+
+Publishing is idempotent, so a job that is retried or raced publishes once:
+- the verdict comment is found by its hidden marker among the bot's comments
+  and edited in place (never a second one); when the verdict flips between
+  PASS and REJECTED a short comment says so and links the sticky one;
+- the `codeowner-signoff-verify` check run of the head SHA is updated if it
+  exists, else created; annotations go in batches of 50 (GitHub's cap);
+- findings on lines of the diff are posted once as one review with inline
+  comments, each tagged with a hidden key (path, line, rule) so a
+  re-verification never repeats them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from githubkit import GitHub
+
+from checks.policy import Policy
+from checks.result import Finding, Severity, Verdict
+from checks.snapshot import Snapshot
+
+from . import render
+from .github import GitHubError, as_github_error
+from .patches import commentable_lines
+
+CHECK_NAME = "codeowner-signoff-verify"
+LINT_CHECK_NAME = "signoff-bot lint"
+ANNOTATIONS_PER_REQUEST = 50
+SUMMARY_LIMIT = 65_000
+FINDING_TAG = "<!-- signoff-bot finding {key} -->"
+_LEVEL = {Severity.ERROR: "failure", Severity.WARNING: "warning", Severity.NOTICE: "notice"}
+
+
+@dataclass
+class Published:
+    """What one publish did, for logs, the audit trail and the replay output."""
+
+    comment_id: int | None = None
+    comment_url: str | None = None
+    comment_action: str = ""  # created | updated | unchanged
+    flip_comment_id: int | None = None
+    check_run_id: int | None = None
+    status_state: str | None = None
+    review_id: int | None = None
+    inline_comments: int = 0
+    writes: list[str] = field(default_factory=list)
+
+
+def finding_key(f: Finding) -> str:
+    return f"{f.path}:{f.line}:{f.rule}"
+
+
+class Publisher:
+    def __init__(self, gh: GitHub, repo: str, bot_login: str = "signoff-bot[bot]"):
+        self.gh = gh
+        self.repo = repo
+        self.owner, self.name = repo.split("/", 1)
+        self.bot_login = bot_login
+
+    async def _call(self, what: str, fn, *args, **kw):
+        try:
+            return await fn(*args, **kw)
+        except Exception as exc:  # noqa: BLE001
+            raise as_github_error(exc, what) from None
+
+    # --- the verdict -------------------------------------------------------------
+
+    async def verdict(self, snap: Snapshot, verdict: Verdict, policy: Policy) -> Published:
+        out = Published()
+        body = render.comment(verdict, policy)
+        await self._sticky_comment(snap.pr.number, body, out)
+        conclusion = "success" if verdict.passed else ("neutral" if policy.advisory else "failure")
+        title = f"Sign-off {verdict.label}" + (f" ({verdict.signer})" if verdict.signer else "")
+        out.check_run_id = await self.check_run(snap.pr.head_sha, CHECK_NAME, conclusion, title,
+                                                render.summary(verdict, policy), verdict.findings)
+        out.writes.append(f"check run {CHECK_NAME}: {conclusion}")
+        await self._status(snap.pr.head_sha, verdict, conclusion, out)
+        await self.inline_findings(snap, verdict.findings, out)
+        return out
+
+    async def _sticky_comment(self, number: int, body: str, out: Published) -> None:
+        rest = self.gh.rest
+        comments = await self._bot_comments(number)
+        sticky = next((c for c in comments if render.marker_sha(c.body or "") is not None), None)
+        if sticky is None:
+            resp = await self._call("create verdict comment", rest.issues.async_create_comment,
+                                    self.owner, self.name, number, data={"body": body})
+            created = resp.parsed_data
+            out.comment_id, out.comment_url, out.comment_action = created.id, created.html_url, "created"
+            out.writes.append("verdict comment created")
+            return
+        out.comment_id, out.comment_url = sticky.id, sticky.html_url
+        if (sticky.body or "") == body:
+            out.comment_action = "unchanged"
+            return
+        await self._call("update verdict comment", rest.issues.async_update_comment,
+                         self.owner, self.name, sticky.id, data={"body": body})
+        out.comment_action = "updated"
+        out.writes.append("verdict comment updated")
+        before, after = _label(sticky.body or ""), _label(body)
+        if before and after and before != after:
+            note = f"Sign-off verdict changed from {before} to {after}: see [the verdict]({sticky.html_url})."
+            resp = await self._call("create verdict-change comment", rest.issues.async_create_comment,
+                                    self.owner, self.name, number, data={"body": note})
+            out.flip_comment_id = resp.parsed_data.id
+            out.writes.append(f"verdict change comment ({before} -> {after})")
+
+    async def _bot_comments(self, number: int) -> list:
+        found = []
+        page = 1
+        while True:
+            resp = await self._call("list comments", self.gh.rest.issues.async_list_comments,
+                                    self.owner, self.name, number, per_page=100, page=page)
+            chunk = list(resp.parsed_data)
+            found += [c for c in chunk if c.user and c.user.login.lower() == self.bot_login.lower()]
+            if 'rel="next"' not in resp.headers.get("link", "") or not chunk:
+                return found
+            page += 1
+
+    async def _status(self, sha: str, verdict: Verdict, conclusion: str, out: Published) -> None:
+        state = {"success": "success", "neutral": "success", "failure": "failure"}[conclusion]
+        failing = [r for r in render.rows(verdict) if not r.passed]
+        description = "Sign-off verified" if verdict.passed else (
+            f"Sign-off rejected: {len(failing)} check(s) failed" if verdict.signer else "No CODEOWNER sign-off yet")
+        data = {"state": state, "context": CHECK_NAME, "description": description[:140]}
+        if out.comment_url:
+            data["target_url"] = out.comment_url
+        await self._call("commit status", self.gh.rest.repos.async_create_commit_status,
+                         self.owner, self.name, sha, data=data)
+        out.status_state = state
+        out.writes.append(f"commit status {state}")
+
+    # --- check runs ----------------------------------------------------------------
+
+    async def check_run(self, sha: str, name: str, conclusion: str | None, title: str, summary: str,
+                        findings: tuple[Finding, ...] = (), status: str = "completed") -> int:
+        """Create or update the check run `name` on `sha`; annotations in batches of 50."""
+        rest = self.gh.rest
+        resp = await self._call(f"list check runs {name}", rest.checks.async_list_for_ref,
+                                self.owner, self.name, sha, check_name=name, filter_="latest")
+        mine = list(resp.parsed_data.check_runs)  # GitHub lets an app see and update only its own by name
+        annotations = [_annotation(f) for f in findings]
+        batches = [annotations[i:i + ANNOTATIONS_PER_REQUEST]
+                   for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)] or [[]]
+        if len(summary) > SUMMARY_LIMIT:
+            summary = summary[:SUMMARY_LIMIT] + "\n\n(truncated)"
+        first = {"name": name, "head_sha": sha, "status": status,
+                 "output": {"title": title, "summary": summary, "annotations": batches[0]}}
+        if status == "completed":
+            first["conclusion"] = conclusion
+        if mine:
+            run_id = mine[0].id
+            update = {k: v for k, v in first.items() if k != "head_sha"}
+            await self._call("update check run", rest.checks.async_update, self.owner, self.name, run_id, data=update)
+        else:
+            created = await self._call("create check run", rest.checks.async_create, self.owner, self.name, data=first)
+            run_id = created.parsed_data.id
+        for batch in batches[1:]:
+            await self._call("add annotations", rest.checks.async_update, self.owner, self.name, run_id,
+                             data={"output": {"title": title, "summary": summary, "annotations": batch}})
+        return run_id
+
+    # --- inline findings --------------------------------------------------------------
+
+    async def inline_findings(self, snap: Snapshot, findings: tuple[Finding, ...], out: Published) -> None:
+        """One review with an inline comment per new finding on a line of the diff."""
+        posted = {c.body.split("<!-- signoff-bot finding ", 1)[1].split(" -->", 1)[0]
+                  for c in snap.comments
+                  if c.kind == "review_comment" and c.author.lower() == self.bot_login.lower()
+                  and "<!-- signoff-bot finding " in c.body}
+        lines = {f.path: commentable_lines(f.patch) for f in snap.files}
+        fresh = [f for f in findings if f.line in lines.get(f.path, ()) and finding_key(f) not in posted]
+        if not fresh:
+            return
+        comments = [{"path": f.path, "line": f.line, "side": "RIGHT",
+                     "body": f"**{f.severity.value}** `{f.rule}`: {f.message}\n\n{FINDING_TAG.format(key=finding_key(f))}"}
+                    for f in fresh]
+        try:
+            resp = await self._call("create review", self.gh.rest.pulls.async_create_review, self.owner, self.name,
+                                    snap.pr.number, data={"commit_id": snap.pr.head_sha, "event": "COMMENT",
+                                                          "body": f"signoff-bot found {len(fresh)} issue(s) on changed lines.",
+                                                          "comments": comments})
+        except GitHubError as exc:
+            if exc.status == 422:  # a line GitHub does not consider part of the diff: annotations still carry it
+                out.writes.append("inline review refused by GitHub (422)")
+                return
+            raise
+        out.review_id = resp.parsed_data.id
+        out.inline_comments = len(fresh)
+        out.writes.append(f"review with {len(fresh)} inline comment(s)")
+
+
+def _annotation(f: Finding) -> dict:
+    return {"path": f.path, "start_line": f.line, "end_line": f.line, "annotation_level": _LEVEL[f.severity],
+            "title": f.rule, "message": f.message[:64_000]}
+
+
+def _label(body: str) -> str | None:
+    if "**Verdict: PASS**" in body:
+        return "PASS"
+    if "**REJECTED**" in body:
+        return "REJECTED"
+    return None
