@@ -1,0 +1,32 @@
+"""One verification: gather the snapshot, evaluate the checks, publish the verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from githubkit import GitHub
+
+from checks.context import Context
+from checks.engine import evaluate
+from checks.result import Verdict
+from checks.snapshot import Snapshot
+
+from .gather import Gatherer
+from .publish import Published, Publisher
+
+
+@dataclass
+class Outcome:
+    snapshot: Snapshot
+    verdict: Verdict
+    published: Published
+
+
+async def verify(gh: GitHub, repo: str, number: int, now: str, bot_login: str = "signoff-bot[bot]",
+                 publish: bool = True) -> Outcome:
+    snap = await Gatherer(gh, repo, bot_login).snapshot(number, now)
+    verdict = evaluate(snap)
+    published = Published()
+    if publish:
+        published = await Publisher(gh, repo, bot_login).verdict(snap, verdict, Context(snap).policy)
+    return Outcome(snap, verdict, published)
