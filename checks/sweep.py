@@ -1,0 +1,206 @@
+"""Check 1 — a green sweep with evals ran on a commit that is still in this PR.
+
+What it enforces: some commit currently in the pull request carries green,
+executed benchmark AND eval check-runs of the sweep.
+
+Why: merging goes through `merge_with_reuse.sh`, whose `validate_reusable_run`
+rejects a sweep whose `head_sha` is not in `GET /pulls/<n>/commits`. A sweep
+that ran on a commit later rebased or force-pushed out does not count, and
+neither does a skip/reuse run that executed nothing on the commit.
+
+Deterministic rule:
+- Evidence is only the check-runs attached to the PR's current commits
+  (`snap.commits`). A run id or SHA quoted in the sign-off is never trusted.
+- A check-run is a *lane* by the text before its first " / ":
+  an eval lane when that text is exactly one of `Policy.eval_lanes`
+  (`eval`, `multi-node eval`, `agentic eval`, `multi-node agentic eval`);
+  otherwise a benchmark lane when it is one of `Policy.benchmark_lanes`,
+  alone or followed by one sequence-length token (`single-node 8k1k`,
+  `multi-node 1k1k`, `single-node 8192_1024`, `agentic`, `multi-node agentic`).
+  Anything else is ignored: `setup`, `canary / benchmark`, and the aggregator
+  `collect-evals / collect-evals`, which is green even over an empty set.
+- Per commit and check-run name only the latest attempt counts: highest
+  `started_at`, then highest id; an attempt that has not started yet is the
+  latest. Its outcome: `success` is a green executed lane; `skipped` executed
+  nothing and counts for nothing (e.g. the `single-node 1k1k / benchmark`
+  placeholder of a matrix with no such entries); anything else (`failure`,
+  `cancelled`, `timed_out`, `neutral`, `action_required`, or not completed)
+  disqualifies the commit.
+- A commit passes with >= 1 green benchmark lane, >= 1 green eval lane and no
+  disqualifying lane. PASS names the newest passing commit in PR order, the
+  green lanes per lane label, and the workflow run(s) behind them.
+
+    passes: head 8c15a0af: `multi-node 8k1k / p1 | ... c1` success,
+            `multi-node eval / p1 | ... c128 | eval-only` success,
+            `eval / benchmark` skipped, `collect-evals / collect-evals` success
+    fails:  the sole commit's `single-node 8k1k / ...` and `eval / ...` are all
+            skipped, or its latest `eval / ... c64` attempt failed, or the only
+            green sweep ran on a commit that was force-pushed out
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from .context import Context
+from .policy import Policy
+from .result import CheckResult, Status
+from .snapshot import CheckRun
+
+NUMBER = 1
+NAME = "sweep on in-PR commit"
+
+ROOT_ISSUE = "No passing sweep/eval was found on any commit in this PR."
+FIX = "run (or re-anchor via `/reuse-sweep-run`) a passing full sweep on a commit currently in this PR"
+
+BENCHMARK = "benchmark"
+EVAL = "eval"
+
+_SEQ_LEN = re.compile(r"\d+k\d+k|\d+_\d+")
+
+
+@dataclass(frozen=True)
+class Lane:
+    kind: str  # BENCHMARK | EVAL
+    label: str  # the text before " / ", e.g. "multi-node 8k1k"
+
+
+@dataclass(frozen=True)
+class CommitSweep:
+    """The latest attempt of every lane check-run on one commit, by outcome."""
+
+    sha: str
+    green: tuple[tuple[CheckRun, Lane], ...]
+    bad: tuple[CheckRun, ...]
+    skipped: int
+
+    def has_green(self, kind: str) -> bool:
+        return any(lane.kind == kind for _run, lane in self.green)
+
+    @property
+    def passed(self) -> bool:
+        return not self.bad and self.has_green(BENCHMARK) and self.has_green(EVAL)
+
+    @property
+    def eval_run_id(self) -> int | None:
+        """The newest workflow run behind a green eval lane (run ids grow over time)."""
+        ids = [run.run_id for run, lane in self.green if lane.kind == EVAL and run.run_id is not None]
+        return max(ids) if ids else None
+
+
+def lane(name: str, policy: Policy) -> Lane | None:
+    """The lane a check-run name belongs to, or None for a non-lane job."""
+    if " / " not in name:
+        return None
+    label = name.split(" / ", 1)[0].strip()
+    if label in policy.eval_lanes:
+        return Lane(EVAL, label)
+    for prefix in policy.benchmark_lanes:
+        if label == prefix:
+            return Lane(BENCHMARK, label)
+        rest = label[len(prefix):]
+        if label.startswith(prefix) and rest[:1] == " " and _SEQ_LEN.fullmatch(rest[1:]):
+            return Lane(BENCHMARK, label)
+    return None
+
+
+def _attempt_order(run: CheckRun) -> tuple:
+    return (run.started_at == "", run.started_at, run.id)
+
+
+def assess(ctx: Context, sha: str) -> CommitSweep:
+    """The sweep evidence on commit `sha`: latest attempt per lane check-run name."""
+    latest: dict[str, tuple[CheckRun, Lane]] = {}
+    for run in ctx.snap.check_runs:
+        if run.head_sha != sha:
+            continue
+        found = lane(run.name, ctx.policy)
+        if found is None:
+            continue
+        held = latest.get(run.name)
+        if held is None or _attempt_order(run) > _attempt_order(held[0]):
+            latest[run.name] = (run, found)
+    green, bad, skipped = [], [], 0
+    for name in sorted(latest):
+        run, found = latest[name]
+        if run.status == "completed" and run.conclusion == "success":
+            green.append((run, found))
+        elif run.status == "completed" and run.conclusion == "skipped":
+            skipped += 1
+        else:
+            bad.append(run)
+    return CommitSweep(sha, tuple(green), tuple(bad), skipped)
+
+
+def passing_commit(ctx: Context) -> CommitSweep | None:
+    """The newest in-PR commit (PR order) whose sweep passes, if any."""
+    for sha in reversed(ctx.snap.commits):
+        sweep = assess(ctx, sha)
+        if sweep.passed:
+            return sweep
+    return None
+
+
+def passing_run(ctx: Context) -> tuple[str, int | None] | None:
+    """(commit, workflow run id) behind Check 1's passing eval lanes; None when Check 1 fails.
+
+    The run id is None only when the green eval check-runs name no workflow run.
+    """
+    sweep = passing_commit(ctx)
+    return (sweep.sha, sweep.eval_run_id) if sweep else None
+
+
+def check(ctx: Context) -> CheckResult:
+    sweep = passing_commit(ctx)
+    if sweep is None:
+        return CheckResult(NUMBER, NAME, Status.FAIL, f"{ROOT_ISSUE} {_why_not(ctx)}; {FIX}.")
+    where = "PR head" if sweep.sha == ctx.snap.pr.head_sha else "in-PR commit"
+    return CheckResult(NUMBER, NAME, Status.PASS,
+                       f"{where} {sweep.sha[:8]} carries {_counts(sweep)} check-runs {_runs(sweep)}.")
+
+
+def _counts(sweep: CommitSweep) -> str:
+    counts = Counter((lane.kind != BENCHMARK, lane.label) for _run, lane in sweep.green)
+    parts = [f"{n} green executed {label} /" for (_kind, label), n in sorted(counts.items())]
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
+def _runs(sweep: CommitSweep) -> str:
+    ids = sorted({run.run_id for run, _lane in sweep.green if run.run_id is not None})
+    if not ids:
+        return "(no workflow run linked)"
+    return f"from run{'s' if len(ids) > 1 else ''} {', '.join(str(i) for i in ids)}"
+
+
+def _why_not(ctx: Context) -> str:
+    """A short supporting detail about the newest in-PR commit that carries any lane check-run."""
+    snap = ctx.snap
+    for sha in reversed(snap.commits):
+        sweep = assess(ctx, sha)
+        if sweep.bad:
+            first = sweep.bad[0]
+            outcome = first.conclusion if first.status == "completed" else first.status
+            run = f" (run {first.run_id})" if first.run_id is not None else ""
+            more = f" (+{len(sweep.bad) - 1} more)" if len(sweep.bad) > 1 else ""
+            return f"{sha[:8]}'s latest `{first.name}` is {outcome or 'unfinished'}{run}{more}"
+        if sweep.green:
+            missing = EVAL if sweep.has_green(BENCHMARK) else BENCHMARK
+            return (f"{sha[:8]} has {len(sweep.green)} green check-runs but no green executed {missing} lane"
+                    f" ({_lane_names(ctx.policy, missing)})")
+        if sweep.skipped:
+            return f"every benchmark/eval check-run on {sha[:8]} was skipped (a skip/reuse run executed nothing)"
+    in_pr = set(snap.commits)
+    outside = [run for run in snap.check_runs
+               if run.head_sha not in in_pr and run.conclusion == "success" and lane(run.name, ctx.policy)]
+    if outside:
+        newest = max(outside, key=_attempt_order)
+        what = f"run {newest.run_id}" if newest.run_id is not None else "the only green sweep"
+        return (f"no in-PR commit carries benchmark or eval check-runs; {what} ran on {newest.head_sha[:8]},"
+                f" which is no longer part of this PR")
+    return "no in-PR commit carries benchmark or eval check-runs"
+
+
+def _lane_names(policy: Policy, kind: str) -> str:
+    return ", ".join(f"`{prefix} /`" for prefix in (policy.eval_lanes if kind == EVAL else policy.benchmark_lanes))
