@@ -1,0 +1,367 @@
+"""What the recipe rules share: srt-slurm recipes parsed once, the master points that name them, SKU facts.
+
+A recipe is a YAML file under `Policy.recipe_root`; a master-config point
+names one with `CONFIG_FILE=recipes/<path>` in an `additional-settings`
+list (the runner scripts copy the repository's recipes into the `recipes/`
+folder of their srt-slurm checkout). Everything here is derived from the
+snapshot and cached per `Context`, so rules that look at the same recipe or
+master entry parse it once.
+
+Only the flat srt-slurm job format (`model`, `resources`, `backend`,
+`benchmark` at top level) is read. Files in the schema-2 format (`base:`
+plus `override_*` variants) are parsed for syntax but not linted: their
+effective values depend on the override a master point selects.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Iterator
+from weakref import WeakKeyDictionary
+
+from ..context import Context
+from ..evidence import Wanted
+from ..masterconfig import MasterConfig
+from ..yamlload import LineDict, LineList, YamlProblem, load
+
+# Per-node hardware of the SKUs InferenceX runs on, keyed by the SKU prefix of
+# a runner label or a recipe's `resources.gpu_type`.
+#   GB200 / GB300 NVL72 compute tray: 4 GPUs and 2 Grace CPUs x 72 Arm
+#     Neoverse V2 cores = 144 cores (NVIDIA GB200 NVL72 and GB300 NVL72
+#     specifications).
+#   DGX B200: 8 GPUs, 2x Intel Xeon Platinum 8570 (56 cores) = 112 cores
+#     (NVIDIA DGX B200 datasheet).
+#   DGX B300: 8 GPUs, 2x Intel Xeon Platinum 6776P (64 cores) = 128 cores
+#     (NVIDIA DGX B300 datasheet).
+#   DGX H100 / DGX H200: 8 GPUs, 2x Intel Xeon Platinum 8480C (56 cores)
+#     = 112 cores (NVIDIA DGX H100/H200 datasheets).
+#   AMD Instinct MI300X / MI325X / MI355X platforms: 8 GPUs (AMD Instinct
+#     platform specifications); the host CPU is the OEM's choice, so the
+#     core count is unknown.
+GPUS_PER_NODE: dict[str, int] = {
+    "gb200": 4, "gb300": 4,
+    "b200": 8, "b300": 8, "h100": 8, "h200": 8,
+    "mi300x": 8, "mi325x": 8, "mi355x": 8,
+}
+CPU_CORES: dict[str, int] = {
+    "gb200": 144, "gb300": 144,
+    "b200": 112, "b300": 128, "h100": 112, "h200": 112,
+}
+GRACE_SKUS = frozenset({"gb200", "gb300"})
+
+_CONFIG_FILE = re.compile(r"CONFIG_FILE=([^\s\"',\]}]+)")
+_SKU = re.compile(r"^(?:cluster:)?([a-z0-9]+)")
+
+
+def sku_of(label: Any) -> str | None:
+    """The SKU of a runner label or gpu_type: "b200-nscale" -> "b200", "cluster:mi355x-amds" -> "mi355x"."""
+    if not isinstance(label, str):
+        return None
+    m = _SKU.match(label.strip().lower())
+    return m.group(1) if m and m.group(1) in GPUS_PER_NODE else None
+
+
+def as_int(value: Any) -> int | None:
+    """An integer written as a YAML int or a digit string ("144"); None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def option(section: Any, *names: str) -> tuple[str, Any] | None:
+    """(key as written, value) of the first of `names` set in a CLI-args mapping.
+
+    srt-slurm turns `snake_case` keys into `--kebab-case` flags, so both spellings count.
+    """
+    if not isinstance(section, dict):
+        return None
+    by_flag = {str(k).replace("_", "-"): k for k in section}
+    for name in names:
+        key = by_flag.get(name)
+        if key is not None:
+            return key, section[key]
+    return None
+
+
+def span(node: Any, start: int) -> tuple[int, int]:
+    """(first, last) line a YAML collection occupies, from its key line `start`."""
+    last = start
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, LineDict):
+            last = max([last, *item.key_lines.values()])
+            stack.extend(item.values())
+        elif isinstance(item, LineList):
+            last = max([last, *item.item_lines])
+            stack.extend(item)
+    return start, last
+
+
+def comments(text: str) -> Iterator[tuple[int, str]]:
+    """(line, text after '#') of every YAML comment; a '#' inside quotes or a word is not one."""
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if "#" not in line:
+            continue
+        quote = ""
+        for i, ch in enumerate(line):
+            if quote:
+                if ch == quote:
+                    quote = ""
+            elif ch in "'\"" and (i == 0 or line[i - 1] in " \t:[{,-"):
+                quote = ch
+            elif ch == "#" and (i == 0 or line[i - 1] in " \t"):
+                yield lineno, line[i + 1:].strip()
+                break
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One recipe file at head; `data` is None when it does not parse (`problem` says where)."""
+
+    path: str
+    text: str
+    data: Any
+    problem: YamlProblem | None
+
+    @property
+    def flat(self) -> bool:
+        """A flat srt-slurm job config, the only format the rules read."""
+        return isinstance(self.data, LineDict) and "base" not in self.data and (
+            "resources" in self.data or "backend" in self.data)
+
+    def section(self, *keys: str) -> LineDict | None:
+        node = self.data
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        return node if isinstance(node, LineDict) else None
+
+    def line_of(self, *keys: str) -> int:
+        """Line of the deepest of `keys` present: the key itself, or the parent block it is missing from."""
+        node, line = self.data, getattr(self.data, "line", 1) or 1
+        for key in keys:
+            if not isinstance(node, LineDict) or key not in node:
+                return line
+            line = node.line_of(key)
+            node = node[key]
+        return line
+
+    @property
+    def backend_type(self) -> str:
+        """srt-slurm's backend (`sglang` when `backend` or its `type` is left out, as srt-slurm defaults)."""
+        backend = self.section("backend")
+        return str(backend.get("type", "sglang")) if backend is not None else "sglang"
+
+    @property
+    def gpus_per_node(self) -> int | None:
+        """`resources.gpus_per_node`, else the SKU's from `gpu_type`; None when neither is known."""
+        resources = self.section("resources") or {}
+        return as_int(resources.get("gpus_per_node")) or GPUS_PER_NODE.get(sku_of(resources.get("gpu_type")) or "")
+
+    def gpus_per_worker(self, role: str) -> int | None:
+        """GPUs of one `role` (prefill|decode) worker, as srt-slurm computes it when not explicit."""
+        resources = self.section("resources") or {}
+        explicit = as_int(resources.get(f"gpus_per_{role}"))
+        if explicit is not None:
+            return explicit
+        nodes, workers, gpn = as_int(resources.get(f"{role}_nodes")), as_int(resources.get(f"{role}_workers")), \
+            self.gpus_per_node
+        if nodes and workers and gpn:
+            return nodes * gpn // workers
+        return None
+
+    def engine_args(self, role: str) -> LineDict | None:
+        """The engine CLI arguments of `role` (sglang_config / vllm_config / trtllm_config)."""
+        backend = self.section("backend")
+        if backend is None:
+            return None
+        for name in ("sglang_config", "vllm_config", "trtllm_config"):
+            section = backend.get(name)
+            if isinstance(section, LineDict) and isinstance(section.get(role), LineDict):
+                return section[role]
+        return None
+
+
+@dataclass(frozen=True)
+class PointRef:
+    """A master-config search-space point whose CONFIG_FILE names a recipe of this repository."""
+
+    config_path: str
+    key: str
+    entry: LineDict
+    point: LineDict
+    recipe_path: str
+    selector: str  # the ":override..." after the file name, "" when none
+    line: int  # line of the CONFIG_FILE= item
+    entry_changed: bool
+
+
+class _State:
+    """Everything the rules derive from one Context, computed on first use."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self._recipes: dict[str, Recipe | None] = {}
+
+    @cached_property
+    def prefix(self) -> str:
+        return self.ctx.policy.recipe_root.rstrip("/") + "/"
+
+    def is_recipe_path(self, path: str) -> bool:
+        return path.startswith(self.prefix) and path.endswith((".yaml", ".yml"))
+
+    def recipe(self, path: str) -> Recipe | None:
+        if path not in self._recipes:
+            text = self.ctx.snap.read(path)
+            recipe = None
+            if text is not None:
+                try:
+                    recipe = Recipe(path, text, load(text), None)
+                except YamlProblem as exc:
+                    recipe = Recipe(path, text, None, exc)
+            self._recipes[path] = recipe
+        return self._recipes[path]
+
+    @cached_property
+    def changed_recipes(self) -> tuple[Recipe, ...]:
+        out = []
+        for f in self.ctx.changed_files:
+            if self.is_recipe_path(f.path) and f.head_text is not None:
+                recipe = self.recipe(f.path)
+                if recipe is not None:
+                    out.append(recipe)
+        return tuple(out)
+
+    def resolve(self, setting: str) -> tuple[str, str] | None:
+        """("<recipe_root>/<path>", selector) for "recipes/<path>[:selector]"; None for other values."""
+        if not setting.startswith("recipes/"):
+            return None
+        path, _, selector = setting[len("recipes/"):].partition(":")
+        return (self.prefix + path, selector) if path else None
+
+    @cached_property
+    def naming(self) -> dict[str, tuple[tuple[str, str, bool], ...]]:
+        """recipe path -> (master config path, key, entry changed) of every entry naming it at head.
+
+        A textual scan of the blocks; only entries the PR changes are parsed
+        (`Context.changed_entries`, shared with the checks), the others when a rule needs them.
+        """
+        index: dict[str, list[tuple[str, str, bool]]] = {}
+        changed_entries = {(e.path, e.key) for e in self.ctx.changed_entries if e.status != "removed"}
+        for cfg_path, cfg in sorted(self.ctx.head_configs.items()):
+            if "CONFIG_FILE=" not in cfg.text:
+                continue
+            for key, block in cfg.blocks.items():
+                if "CONFIG_FILE=" not in block.text:
+                    continue
+                changed = (cfg_path, key) in changed_entries
+                for setting in _CONFIG_FILE.findall(block.text):
+                    resolved = self.resolve(setting)
+                    if resolved and (cfg_path, key, changed) not in index.get(resolved[0], ()):
+                        index.setdefault(resolved[0], []).append((cfg_path, key, changed))
+        return {path: tuple(refs) for path, refs in index.items()}
+
+    @cached_property
+    def linked_points(self) -> tuple[PointRef, ...]:
+        """Points naming a recipe, in entries the PR changes or naming recipes the PR changes."""
+        changed_recipes = {r.path for r in self.changed_recipes}
+        wanted: set[tuple[str, str]] = set()
+        changed_entries: set[tuple[str, str]] = set()
+        for recipe_path, refs in self.naming.items():
+            for cfg_path, key, changed in refs:
+                if changed or recipe_path in changed_recipes:
+                    wanted.add((cfg_path, key))
+                if changed:
+                    changed_entries.add((cfg_path, key))
+        out: list[PointRef] = []
+        for cfg_path, key in sorted(wanted):
+            entry = _entry(self.ctx.head_configs[cfg_path], key)
+            if entry is None:
+                continue
+            for point, setting, line in _points(entry):
+                resolved = self.resolve(setting)
+                if resolved is None:
+                    continue
+                recipe_path, selector = resolved
+                changed = (cfg_path, key) in changed_entries
+                if changed or recipe_path in changed_recipes:
+                    out.append(PointRef(cfg_path, key, entry, point, recipe_path, selector, line, changed))
+        return tuple(out)
+
+
+def _entry(cfg: MasterConfig, key: str) -> LineDict | None:
+    try:
+        return cfg.entry(key)
+    except YamlProblem:
+        return None  # a malformed entry is the master-config checks' finding, not a recipe's
+
+
+def _points(entry: LineDict) -> Iterator[tuple[LineDict, str, int]]:
+    """(point, CONFIG_FILE value, line of the setting) of every search-space point of `entry`.
+
+    Walks `scenarios` like `masterconfig.search_points`, but keeps each point's
+    own mapping, whose key lines the findings need.
+    """
+    scenarios = entry.get("scenarios")
+    for groups in scenarios.values() if isinstance(scenarios, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            space = group.get("search-space") if isinstance(group, dict) else None
+            for point in space if isinstance(space, list) else ():
+                if not isinstance(point, LineDict):
+                    continue
+                holders = [point, point.get("prefill"), point.get("decode")]
+                for holder in holders:
+                    settings = holder.get("additional-settings") if isinstance(holder, dict) else None
+                    if not isinstance(settings, LineList):
+                        continue
+                    for i, item in enumerate(settings):
+                        if isinstance(item, str) and item.startswith("CONFIG_FILE="):
+                            yield point, item[len("CONFIG_FILE="):].strip(), settings.line_of(i)
+
+
+_STATES: "WeakKeyDictionary[Context, _State]" = WeakKeyDictionary()
+
+
+def state(ctx: Context) -> _State:
+    """The shared, lazily computed recipe facts of `ctx` (one per Context, freed with it)."""
+    st = _STATES.get(ctx)
+    if st is None:
+        st = _STATES[ctx] = _State(ctx)
+    return st
+
+
+def changed_recipes(ctx: Context) -> tuple[Recipe, ...]:
+    """Recipes the PR adds or modifies (parsed, or with their YAML problem)."""
+    return state(ctx).changed_recipes
+
+
+def recipe(ctx: Context, path: str) -> Recipe | None:
+    """The recipe at `path` at head; None when the snapshot does not hold it."""
+    return state(ctx).recipe(path)
+
+
+def linked_points(ctx: Context) -> tuple[PointRef, ...]:
+    return state(ctx).linked_points
+
+
+def entries_naming(ctx: Context, path: str) -> tuple[tuple[str, str, bool], ...]:
+    """(master config path, key, entry changed) of every master entry whose points name recipe `path`."""
+    return state(ctx).naming.get(path, ())
+
+
+def is_changed(ctx: Context, path: str) -> bool:
+    f = ctx.snap.changed(path)
+    return f is not None and f.status != "removed"
+
+
+def wanted_recipes(ctx: Context) -> Wanted:
+    """The head version of every recipe a linked master point names that the snapshot does not hold yet."""
+    head = ctx.snap.pr.head_sha
+    return Wanted(files=tuple(sorted({(head, p.recipe_path) for p in linked_points(ctx)
+                                      if not ctx.snap.knows(p.recipe_path)})))

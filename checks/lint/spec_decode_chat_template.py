@@ -1,0 +1,105 @@
+"""spec-decode-chat-template: a speculative-decoding recipe must benchmark with the chat template.
+
+How many draft tokens a speculative decoder (MTP, EAGLE, DSpark) gets
+accepted depends on what it is asked: draft heads are trained on
+chat-formatted conversations, and raw random prompts give an acceptance
+rate, and so a throughput, that no real user sees. InferenceX therefore
+benchmarks every speculative-decoding configuration through the model's chat
+template (`benchmark.use_chat_template: true`), and the sign-off checklist
+asks for it (check 9).
+
+A recipe is speculative when its engine arguments set a speculative
+algorithm (SGLang `speculative-algorithm`, also spelled `speculative-algo`;
+vLLM/TRT-LLM `speculative-config`) for any role, or when a master-config
+point that runs it declares `spec-decoding` other than `none`.
+
+The finding sits on the recipe's `use_chat_template` (or its `benchmark`
+block when the key is missing) when the PR changes the recipe; when only the
+master entry changed, on that point's `spec-decoding` line.
+
+Passes:
+
+    sglang_config:
+      decode: {speculative-algorithm: EAGLE}
+    benchmark:
+      type: sa-bench
+      use_chat_template: true
+
+Fails:
+
+    sglang_config:
+      decode: {speculative-algorithm: EAGLE}
+    benchmark:                 # <- error here
+      type: sa-bench
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..context import Context
+from ..evidence import Wanted
+from ..result import Finding, Severity
+from ..yamlload import LineDict
+from .recipes import PointRef, Recipe, changed_recipes, linked_points, option, recipe, wanted_recipes
+
+ID = "spec-decode-chat-template"
+SEVERITY = Severity.ERROR
+CHECK = 9
+
+_ROLES = ("prefill", "decode", "aggregated", "agg")
+_FIX = "set use_chat_template: true in the recipe's benchmark block"
+
+
+def check(ctx: Context) -> Iterator[Finding]:
+    points = linked_points(ctx)
+    for rec in changed_recipes(ctx):
+        if not rec.flat:
+            continue
+        reason = _speculative(rec) or next(
+            (_declared(p) for p in points if p.recipe_path == rec.path and _declared(p)), None)
+        if reason and not _chat_template(rec):
+            yield Finding(rec.path, rec.line_of("benchmark", "use_chat_template"), ID, SEVERITY,
+                          f"{reason}, but the benchmark does not use the chat template, so the draft acceptance "
+                          f"rate is not what chat users get; {_FIX}")
+    changed = {r.path for r in changed_recipes(ctx)}
+    for p in points:
+        if not p.entry_changed or p.recipe_path in changed or not _declared(p):
+            continue
+        target = recipe(ctx, p.recipe_path)
+        if target is None or not target.flat or _chat_template(target):
+            continue
+        yield Finding(p.config_path, p.point.line_of("spec-decoding"), ID, SEVERITY,
+                      f"{_declared(p)} and runs {p.recipe_path}, whose benchmark does not use the chat template; "
+                      f"{_FIX}, or set spec-decoding: none if the recipe does not decode speculatively")
+
+
+def wants(ctx: Context) -> Wanted:
+    """The recipes that changed master entries name but the PR does not change."""
+    return wanted_recipes(ctx)
+
+
+def _speculative(rec: Recipe) -> str | None:
+    """Why the recipe decodes speculatively, from its engine arguments; None if it does not."""
+    for role in _ROLES:
+        found = option(rec.engine_args(role), "speculative-algorithm", "speculative-algo", "speculative-config")
+        if found is None:
+            continue
+        key, value = found
+        if value in (None, "", False) or str(value).strip().lower() == "none":
+            continue
+        return f"{role} sets {key}"
+    return None
+
+
+def _declared(p: PointRef) -> str | None:
+    value = p.point.get("spec-decoding")
+    if value in (None, "", False) or str(value).strip().lower() == "none":
+        return None
+    return f"master config {p.config_path} point of {p.key} declares spec-decoding {value!r}"
+
+
+def _chat_template(rec: Recipe) -> bool:
+    benchmark = rec.section("benchmark")
+    value = benchmark.get("use_chat_template") if isinstance(benchmark, LineDict) else None
+    return value is True or str(value).strip().lower() == "true"
