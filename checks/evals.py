@@ -55,6 +55,7 @@ Deterministic rule:
 from __future__ import annotations
 
 import json
+import math
 import posixpath
 import re
 from collections import defaultdict
@@ -358,25 +359,38 @@ def _judge(row: _Row, bars: _Bars, run_id: int) -> tuple[str | None, float | Non
 
 
 def _image_problems(ctx: Context, t: Target, configs: list[_Config]) -> list[str]:
-    problems = []
+    return _commit_image_problems(ctx, t, configs) + _bmk_image_problems(ctx, t, configs)
+
+
+def _commit_image_problems(ctx: Context, t: Target, configs: list[_Config]) -> list[str]:
+    """Each changed entry's image at the commit the run evaluated must be the head's."""
     snap = ctx.snap
-    if t.sha is not None and t.sha != snap.pr.head_sha:
-        for c in configs:
-            path, key = c.change.path, c.change.key
-            if not snap.knows(path, t.sha):
-                problems.append(f"{path} at {t.sha[:8]} (the commit run {t.run_id} evaluated) is not available, so"
-                                f" the run's image cannot be compared with the head image {c.image}; re-run this check")
-                continue
-            entry = _entry_at(path, snap.read(path, t.sha), key)
-            if entry is None:
-                problems.append(f"run {t.run_id} evaluated {t.sha[:8]}, where {path} has no readable config {key};"
-                                f" {FIX_RERUN}")
-            elif _image(entry.get("image")) != _image(c.image):
-                problems.append(f"run {t.run_id} evaluated {t.sha[:8]}, where {key} uses image {entry.get('image')},"
-                                f" but the head uses {c.image}; re-run the sweep on the head image")
+    if t.sha is None or t.sha == snap.pr.head_sha:
+        return []
+    problems = []
+    for c in configs:
+        path, key = c.change.path, c.change.key
+        if not snap.knows(path, t.sha):
+            problems.append(f"{path} at {t.sha[:8]} (the commit run {t.run_id} evaluated) is not available, so"
+                            f" the run's image cannot be compared with the head image {c.image}; re-run this check")
+            continue
+        entry = _entry_at(path, snap.read(path, t.sha), key)
+        if entry is None:
+            problems.append(f"run {t.run_id} evaluated {t.sha[:8]}, where {path} has no readable config {key};"
+                            f" {FIX_RERUN}")
+        elif _image(entry.get("image")) != _image(c.image):
+            problems.append(f"run {t.run_id} evaluated {t.sha[:8]}, where {key} uses image {entry.get('image')},"
+                            f" but the head uses {c.image}; re-run the sweep on the head image")
+    return problems
+
+
+def _bmk_image_problems(ctx: Context, t: Target, configs: list[_Config]) -> list[str]:
+    """Every benchmark-artifact row of a changed entry must carry the head image (one problem per image)."""
+    problems = []
     seen = set()
-    for artifact in sorted((a for a in snap.artifacts_of(t.run_id) if a.name.startswith(ctx.policy.bmk_artifact_prefixes)),
-                           key=lambda a: (a.name, a.artifact_id)):
+    found = sorted((a for a in ctx.snap.artifacts_of(t.run_id) if a.name.startswith(ctx.policy.bmk_artifact_prefixes)),
+                   key=lambda a: (a.name, a.artifact_id))
+    for artifact in found:
         if artifact.error:
             problems.append(f"benchmark artifact {artifact.name} of run {t.run_id} could not be read"
                             f" ({artifact.error}), so its image cannot be confirmed; {FIX_RERUN}")
@@ -392,8 +406,8 @@ def _image_problems(ctx: Context, t: Target, configs: list[_Config]) -> list[str
                 problems.append(str(fail))
                 continue
             for row in data:
+                image = row.get("image")
                 for c in configs:
-                    image = row.get("image")
                     if c.owns_bmk(row) and _image(image) != _image(c.image) and (c.change.key, image) not in seen:
                         seen.add((c.change.key, image))
                         problems.append(f"{where} ran {c.change.key} on image {image}, but the head config uses"
@@ -466,7 +480,8 @@ def _int(value) -> int:
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A finite int or float (JSON's NaN is not a score)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _num(x: float) -> str:

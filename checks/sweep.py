@@ -53,7 +53,7 @@ NUMBER = 1
 NAME = "sweep on in-PR commit"
 
 ROOT_ISSUE = "No passing sweep/eval was found on any commit in this PR."
-FIX = "run (or re-anchor via `/reuse-sweep-run`) a passing full sweep on a commit currently in this PR"
+FIX = "Run (or re-anchor via `/reuse-sweep-run`) a passing full sweep on a commit currently in this PR."
 
 BENCHMARK = "benchmark"
 EVAL = "eval"
@@ -155,7 +155,7 @@ def passing_run(ctx: Context) -> tuple[str, int | None] | None:
 def check(ctx: Context) -> CheckResult:
     sweep = passing_commit(ctx)
     if sweep is None:
-        return CheckResult(NUMBER, NAME, Status.FAIL, f"{ROOT_ISSUE} {_why_not(ctx)}; {FIX}.")
+        return CheckResult(NUMBER, NAME, Status.FAIL, f"{ROOT_ISSUE} {_why_not(ctx)}. {FIX}")
     where = "PR head" if sweep.sha == ctx.snap.pr.head_sha else "in-PR commit"
     return CheckResult(NUMBER, NAME, Status.PASS,
                        f"{where} {sweep.sha[:8]} carries {_counts(sweep)} check-runs {_runs(sweep)}.")
@@ -181,25 +181,28 @@ def _why_not(ctx: Context) -> str:
         sweep = assess(ctx, sha)
         if sweep.bad:
             first = sweep.bad[0]
-            outcome = first.conclusion if first.status == "completed" else first.status
+            if first.status == "completed":
+                outcome = f"concluded {first.conclusion or 'without a conclusion'}"
+            else:
+                outcome = f"is {first.status}"
             run = f" (run {first.run_id})" if first.run_id is not None else ""
             more = f" (+{len(sweep.bad) - 1} more)" if len(sweep.bad) > 1 else ""
-            return f"{sha[:8]}'s latest `{first.name}` is {outcome or 'unfinished'}{run}{more}"
+            return f"Commit {sha[:8]}'s latest `{first.name}` {outcome}{run}{more}"
         if sweep.green:
-            missing = EVAL if sweep.has_green(BENCHMARK) else BENCHMARK
-            return (f"{sha[:8]} has {len(sweep.green)} green check-runs but no green executed {missing} lane"
+            present, missing = (BENCHMARK, EVAL) if sweep.has_green(BENCHMARK) else (EVAL, BENCHMARK)
+            return (f"Commit {sha[:8]} has green {present} check-runs but no green executed {missing} lane"
                     f" ({_lane_names(ctx.policy, missing)})")
         if sweep.skipped:
-            return f"every benchmark/eval check-run on {sha[:8]} was skipped (a skip/reuse run executed nothing)"
+            return f"Every benchmark/eval check-run on {sha[:8]} was skipped (a skip/reuse run executed nothing)"
     in_pr = set(snap.commits)
     outside = [run for run in snap.check_runs
                if run.head_sha not in in_pr and run.conclusion == "success" and lane(run.name, ctx.policy)]
     if outside:
         newest = max(outside, key=_attempt_order)
         what = f"run {newest.run_id}" if newest.run_id is not None else "the only green sweep"
-        return (f"no in-PR commit carries benchmark or eval check-runs; {what} ran on {newest.head_sha[:8]},"
+        return (f"No in-PR commit carries benchmark or eval check-runs; {what} ran on {newest.head_sha[:8]},"
                 f" which is no longer part of this PR")
-    return "no in-PR commit carries benchmark or eval check-runs"
+    return "No in-PR commit carries benchmark or eval check-runs"
 
 
 def _lane_names(policy: Policy, kind: str) -> str:

@@ -73,7 +73,7 @@ def test_no_check_runs_fails_with_root_issue():
     result = sweep.check(ctx())
     assert result.status is Status.FAIL
     assert result.reason.startswith(sweep.ROOT_ISSUE)
-    assert "no in-PR commit carries benchmark or eval check-runs" in result.reason
+    assert "No in-PR commit carries benchmark or eval check-runs" in result.reason
     assert "/reuse-sweep-run" in result.reason
 
 
@@ -92,11 +92,12 @@ def test_run_id_quoted_in_signoff_is_not_trusted():
 
 
 def test_all_lanes_skipped_fails():
-    runs = [cr(1, "single-node 8k1k / benchmark", conclusion="skipped"), cr(2, "eval / benchmark", conclusion="skipped"),
+    runs = [cr(1, "single-node 8k1k / benchmark", conclusion="skipped"),
+            cr(2, "eval / benchmark", conclusion="skipped"),
             cr(3, "collect-evals / collect-evals"), cr(4, "setup")]
     result = sweep.check(ctx(check_runs=runs))
     assert result.status is Status.FAIL
-    assert f"every benchmark/eval check-run on {HEAD[:8]} was skipped" in result.reason
+    assert f"Every benchmark/eval check-run on {HEAD[:8]} was skipped" in result.reason
 
 
 def test_green_aggregator_over_skipped_evals_fails():
@@ -130,7 +131,8 @@ def test_failed_latest_attempt_alone_fails_naming_it():
     runs = green_sweep() + [cr(200, "eval / dsv4-fp4-b200-sglang TP8 c128", conclusion="failure")]
     result = sweep.check(ctx(check_runs=runs))
     assert result.status is Status.FAIL
-    assert f"{HEAD[:8]}'s latest `eval / dsv4-fp4-b200-sglang TP8 c128` is failure (run {RUN})" in result.reason
+    assert (f"Commit {HEAD[:8]}'s latest `eval / dsv4-fp4-b200-sglang TP8 c128` concluded failure (run {RUN})"
+            in result.reason)
 
 
 def test_rerun_attempt_turns_failure_into_success():
@@ -148,7 +150,7 @@ def test_later_failed_attempt_overrides_earlier_success():
             cr(3, name, conclusion="cancelled", started_at="2026-08-01T12:00:00Z")]
     result = sweep.check(ctx(check_runs=runs))
     assert result.status is Status.FAIL
-    assert "is cancelled" in result.reason
+    assert "concluded cancelled" in result.reason
 
 
 def test_same_start_time_breaks_tie_on_id():
