@@ -1,0 +1,219 @@
+"""Check 0 — the sign-off author is a CODEOWNER of the changed files.
+
+What it enforces: the CODEOWNERS file of the base branch tip (the first of
+`Policy.codeowners_paths` present; the PR's own edits to CODEOWNERS never
+count) decides, per changed path (both paths of a rename), which rule owns it:
+the LAST matching line, owners never accumulating (`checks.codeowners`).
+
+Deterministic rule:
+
+- Specific rule (a pattern that does not match every path, with owners): the
+  signer must be listed directly (case-insensitive), or be a member of a
+  listed team whose membership the snapshot knows (`snap.teams`). When the
+  rule also lists teams or emails the app could not resolve, the path is
+  "unverified" rather than failed: per the spec's "be decisive" guidance it
+  passes when the signer is a definite owner (named, or a known team member)
+  of the owning rule of at least one changed path; otherwise it fails closed.
+  When every listed owner is known not to be the signer, the path FAILs,
+  naming the path, its rule's line and its owners.
+- Catch-all rule (`*`, `**`, `/*`, `/**`: matches every path), a rule without
+  owners, or no rule at all: satisfied by any recognized CODEOWNER, i.e. a
+  signer listed anywhere in CODEOWNERS directly or through a team he is known
+  to be in. The catch-all is a default, not a per-file gatekeeper.
+- Self sign-off (signer == PR author): noted in the reason; FAIL only when the
+  policy sets `block_self_signoff`. A sign-off is a comment, not a line of a
+  file at the PR head, so it is reported in the reason, not as a Finding.
+- Lines GitHub rejects are skipped, as GitHub skips them, and noted.
+- Fails closed: no sign-off, no CODEOWNERS on the base branch, an unreadable
+  CODEOWNERS, or a changed-file list GitHub truncated.
+
+Passing:  `configs/nvidia-master.yaml @ankur-singh @InferenceX/core` signed by
+          Ankur-singh, other paths under `* @InferenceX/core`.
+Failing:  the same change signed by chunfangamd, named only on
+          `configs/amd-master.yaml` (an AMD owner signing an NVIDIA-only change).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import codeowners
+from .context import Context
+from .evidence import Wanted
+from .result import CheckResult, Status
+
+NUMBER = 0
+NAME = "CODEOWNER"
+
+_SHOWN = 3  # paths named in a reason before "+N more"
+
+
+@dataclass(frozen=True)
+class _Ownership:
+    path: str
+    rule: codeowners.Rule | None
+    kind: str  # named | team | unverified | not-owner | default
+    team: str = ""
+
+
+def check(ctx: Context) -> CheckResult:
+    sign = ctx.signoff
+    if sign is None:
+        return _fail(f'no sign-off found: no comment begins with "{ctx.policy.signoff_phrase}"')
+    found = ctx.policy_file(*ctx.policy.codeowners_paths)
+    if found is None:
+        return _fail(f"no CODEOWNERS on the base branch ({', '.join(ctx.policy.codeowners_paths)}); "
+                     "add one so ownership can be verified")
+    path, text = found
+    owners = codeowners.parse(text)
+    if not owners.rules and owners.problems:
+        first = owners.problems[0]
+        return _fail(f"{path}:{first.line} cannot be used: {first.message}")
+    truncated = ctx.snap.truncated
+    if truncated and "files" in truncated:
+        return _fail(f"{truncated}; ownership of the unlisted files cannot be verified")
+
+    signer = sign.author
+    rows = [_ownership(p, owners.owners_of(p), signer, ctx.snap.teams) for p in _changed_paths(ctx)]
+    definite = any(r.kind in ("named", "team") or (r.kind == "default" and r.rule is not None
+                                                   and _member_of_rule(signer, r.rule, ctx.snap.teams))
+                   for r in rows)
+    recognized = _recognized(signer, owners, ctx.snap.teams)
+    note = _notes(ctx, path, owners, signer)
+
+    denied = [r for r in rows if r.kind == "not-owner"]
+    if denied:
+        first = denied[0]
+        more = f" (+{len(denied) - 1} more path{'s' if len(denied) > 2 else ''})" if len(denied) > 1 else ""
+        return _fail(f"{signer} is not an owner of {first.path}: {path}:{first.rule.line} "
+                     f"`{first.rule}` assigns it to {_owner_list(first.rule)}{more}; "
+                     f"one of them must sign off{note}")
+    unverified = [r for r in rows if r.kind == "unverified"]
+    if unverified and not definite:
+        first = unverified[0]
+        return _fail(f"cannot confirm {signer} owns {first.path}: {path}:{first.rule.line} lists only "
+                     f"{_owner_list(first.rule)}, whose membership could not be read, and {signer} is not "
+                     f"a named owner of any changed path; a named owner must sign off{note}")
+    defaults = [r for r in rows if r.kind == "default"]
+    if defaults and not recognized:
+        unknown = [t for t in owners.teams if _membership(t, ctx.snap.teams) is None]
+        why = f" (membership of {', '.join('@' + t for t in unknown)} could not be read)" if unknown else ""
+        return _fail(f"{signer} is not a CODEOWNER: not named in {path} nor a known member of its "
+                     f"teams{why}; a CODEOWNER must sign off{note}")
+    if ctx.policy.block_self_signoff and signer.lower() == ctx.snap.pr.author.lower():
+        return _fail(f"{signer} signed off their own PR; block_self_signoff requires another CODEOWNER")
+    return CheckResult(NUMBER, NAME, Status.PASS, _pass_reason(signer, path, owners, rows, ctx.snap.teams) + note)
+
+
+def wants(ctx: Context) -> Wanted:
+    """Membership of the signer in every team owning a changed path (all teams, if only the catch-all decides)."""
+    sign = ctx.signoff
+    found = ctx.policy_file(*ctx.policy.codeowners_paths)
+    if sign is None or found is None:
+        return Wanted()
+    owners = codeowners.parse(found[1])
+    rules = [owners.owners_of(p) for p in _changed_paths(ctx)]
+    teams = {t for r in rules if r is not None for t in r.teams}
+    needs_anywhere = any(r is None or r.catch_all or not r.owners for r in rules)
+    if needs_anywhere and not owners.names(sign.author):
+        teams |= set(owners.teams)
+    return Wanted(teams=tuple(sorted((t, sign.author) for t in teams)))
+
+
+def _fail(reason: str) -> CheckResult:
+    return CheckResult(NUMBER, NAME, Status.FAIL, reason)
+
+
+def _changed_paths(ctx: Context) -> list[str]:
+    paths = set()
+    for f in ctx.snap.files:
+        paths.add(f.path)
+        if f.previous_path:
+            paths.add(f.previous_path)
+    return sorted(paths)
+
+
+def _membership(team: str, teams) -> tuple[str, ...] | None:
+    """Known members of "org/slug" (case-insensitive key); None when unknown."""
+    if team in teams:
+        return teams[team]
+    for key in teams:
+        if key.lower() == team.lower():
+            return teams[key]
+    return None
+
+
+def _is_member(login: str, team: str, teams) -> bool:
+    members = _membership(team, teams)
+    return members is not None and login.lower() in {m.lower() for m in members}
+
+
+def _member_of_rule(login: str, rule: codeowners.Rule, teams) -> bool:
+    return rule.names(login) or any(_is_member(login, t, teams) for t in rule.teams)
+
+
+def _recognized(login: str, owners: codeowners.Codeowners, teams) -> bool:
+    return any(_member_of_rule(login, r, teams) for r in owners.rules)
+
+
+def _ownership(path: str, rule: codeowners.Rule | None, signer: str, teams) -> _Ownership:
+    if rule is None or rule.catch_all or not rule.owners:
+        return _Ownership(path, rule, "default")
+    if rule.names(signer):
+        return _Ownership(path, rule, "named")
+    for team in rule.teams:
+        if _is_member(signer, team, teams):
+            return _Ownership(path, rule, "team", team)
+    if rule.emails or any(_membership(t, teams) is None for t in rule.teams):
+        return _Ownership(path, rule, "unverified")
+    return _Ownership(path, rule, "not-owner")
+
+
+def _owner_list(rule: codeowners.Rule) -> str:
+    return ", ".join(rule.owners)
+
+
+def _paths(rows: list[_Ownership]) -> str:
+    names = [r.path for r in rows]
+    shown = ", ".join(names[:_SHOWN])
+    return shown + (f" (+{len(names) - _SHOWN} more)" if len(names) > _SHOWN else "")
+
+
+def _pass_reason(signer: str, path: str, owners: codeowners.Codeowners, rows: list[_Ownership], teams) -> str:
+    if not rows:
+        return f"the PR changes no files; {signer} is a recognized CODEOWNER in {path}"
+    parts = []
+    named = [r for r in rows if r.kind == "named"]
+    if named:
+        parts.append(f"{signer} is a named owner of {_paths(named)}")
+    for team in sorted({r.team for r in rows if r.kind == "team"}):
+        parts.append(f"{signer} owns {_paths([r for r in rows if r.team == team])} as a member of @{team}")
+    unverified = [r for r in rows if r.kind == "unverified"]
+    if unverified:
+        parts.append(f"{_paths(unverified)} (team membership unreadable) accepted because {signer} "
+                     "owns a changed path")
+    defaults = [r for r in rows if r.kind == "default"]
+    if not defaults:
+        return "; ".join(parts)
+    catch_all = next((r.rule for r in defaults if r.rule is not None and r.rule.owners), None)
+    default = f"the catch-all `{catch_all}`" if catch_all else "the catch-all"
+    if parts:
+        parts.append(f"all other changed paths fall to {default}, which a recognized CODEOWNER satisfies")
+        return "; ".join(parts)
+    where = owners.names(signer)
+    team = next((t for t in owners.teams if _is_member(signer, t, teams)), "")
+    via = f"named at {path}:{where[0].line}" if where else f"a member of @{team}"
+    subject = "the only changed path falls" if len(rows) == 1 else "every changed path falls"
+    return f"{subject} to {default}, which {signer} ({via}) satisfies as a recognized CODEOWNER"
+
+
+def _notes(ctx: Context, path: str, owners: codeowners.Codeowners, signer: str) -> str:
+    notes = []
+    if signer.lower() == ctx.snap.pr.author.lower():
+        notes.append(f"note: {signer} is also the PR's author (self sign-off)")
+    if owners.problems:
+        first = owners.problems[0]
+        count = len(owners.problems)
+        notes.append(f"{count} invalid CODEOWNERS line{'s' if count > 1 else ''} skipped as GitHub does "
+                     f"(first: {path}:{first.line} {first.message})")
+    return "".join(f"; {n}" for n in notes)
