@@ -29,6 +29,8 @@ Deterministic rule:
 - A commit passes with >= 1 green benchmark lane, >= 1 green eval lane and no
   disqualifying lane. PASS names the newest passing commit in PR order, the
   green lanes per lane label, and the workflow run(s) behind them.
+- `passing_run` hands Check 2 that commit and the newest workflow run (highest
+  run id) behind its green eval lanes.
 
     passes: head 8c15a0af: `multi-node 8k1k / p1 | ... c1` success,
             `multi-node eval / p1 | ... c128 | eval-only` success,
