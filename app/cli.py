@@ -28,6 +28,42 @@ def _fake_github(args: argparse.Namespace) -> int:
     return fake_main(args.rest)
 
 
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .observability import setup_logging
+    from .server import create_app
+    from .settings import ConfigError, Settings
+
+    try:
+        settings = Settings.from_env()
+    except ConfigError as exc:
+        print(f"signoff-bot serve: {exc}", file=sys.stderr)
+        return 2
+    setup_logging(settings.log_level)
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_config=None,
+                log_level=settings.log_level.lower())
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    import os
+
+    from .store import SqliteStore
+
+    path = args.db or os.environ.get("SIGNOFF_BOT_DB", "./signoff-bot.db")
+    if not os.path.exists(path):
+        print(f"signoff-bot audit: no database at {path}", file=sys.stderr)
+        return 1
+    for record in SqliteStore(path).audit(args.repo, args.pr):
+        record["published"] = json.loads(record["published"])
+        print(json.dumps(record, sort_keys=True) if args.json else
+              f"#{record['id']} {record['repo']}#{record['pr']} {record['head_sha'][:8]} {record['verdict']} "
+              f"delivery={record['delivery']} inputs={record['inputs_digest'][:12]} "
+              f"published={','.join(record['published'].get('writes', []))}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="signoff-bot", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -41,6 +77,18 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("fake-github", help="serve worlds as a fake GitHub REST API", add_help=False)
     p.add_argument("rest", nargs=argparse.REMAINDER)
     p.set_defaults(func=_fake_github)
+
+    p = sub.add_parser("serve", help="run the GitHub App (webhook server and workers)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.set_defaults(func=_serve)
+
+    p = sub.add_parser("audit", help="print the append-only audit trail of decisions")
+    p.add_argument("--pr", type=int)
+    p.add_argument("--repo")
+    p.add_argument("--db", help="database path (default: $SIGNOFF_BOT_DB or ./signoff-bot.db)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_audit)
 
     args = parser.parse_args(argv)
     return args.func(args)

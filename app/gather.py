@@ -146,11 +146,12 @@ class Gatherer:
 
     # --- the snapshot ----------------------------------------------------------
 
-    async def snapshot(self, number: int, now: str) -> Snapshot:
+    async def snapshot(self, number: int, now: str, modules=None) -> Snapshot:
+        """The PR's snapshot; `modules` limits which checks may ask for evidence (default: all)."""
         snap = await self._first_round(number, now)
         seen = Wanted()
         for _ in range(MAX_ROUNDS):
-            more = wanted(snap)
+            more = wanted(snap, modules)
             if not more or (seen | more) == seen:
                 break
             seen = seen | more

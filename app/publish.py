@@ -30,6 +30,7 @@ LINT_CHECK_NAME = "signoff-bot lint"
 ANNOTATIONS_PER_REQUEST = 50
 SUMMARY_LIMIT = 65_000
 FINDING_TAG = "<!-- signoff-bot finding {key} -->"
+RESOLVED_PREFIX = "Resolved"
 _LEVEL = {Severity.ERROR: "failure", Severity.WARNING: "warning", Severity.NOTICE: "notice"}
 
 
@@ -67,10 +68,12 @@ class Publisher:
 
     # --- the verdict -------------------------------------------------------------
 
-    async def verdict(self, snap: Snapshot, verdict: Verdict, policy: Policy) -> Published:
+    async def verdict(self, snap: Snapshot, verdict: Verdict, policy: Policy, sticky: bool = True) -> Published:
+        """Publish everything; `sticky=False` (the head moved meanwhile) leaves the PR's comment alone."""
         out = Published()
         body = render.comment(verdict, policy)
-        await self._sticky_comment(snap.pr.number, body, out)
+        if sticky:
+            await self._sticky_comment(snap.pr.number, body, out)
         conclusion = "success" if verdict.passed else ("neutral" if policy.advisory else "failure")
         title = f"Sign-off {verdict.label}" + (f" ({verdict.signer})" if verdict.signer else "")
         out.check_run_id = await self.check_run(snap.pr.head_sha, CHECK_NAME, conclusion, title,
@@ -135,7 +138,8 @@ class Publisher:
     # --- check runs ----------------------------------------------------------------
 
     async def check_run(self, sha: str, name: str, conclusion: str | None, title: str, summary: str,
-                        findings: tuple[Finding, ...] = (), status: str = "completed") -> int:
+                        findings: tuple[Finding, ...] = (), status: str = "completed",
+                        details_url: str | None = None) -> int:
         """Create or update the check run `name` on `sha`; annotations in batches of 50."""
         rest = self.gh.rest
         resp = await self._call(f"list check runs {name}", rest.checks.async_list_for_ref,
@@ -150,6 +154,8 @@ class Publisher:
                  "output": {"title": title, "summary": summary, "annotations": batches[0]}}
         if status == "completed":
             first["conclusion"] = conclusion
+        if details_url:
+            first["details_url"] = details_url
         if mine:
             run_id = mine[0].id
             update = {k: v for k, v in first.items() if k != "head_sha"}
@@ -166,10 +172,9 @@ class Publisher:
 
     async def inline_findings(self, snap: Snapshot, findings: tuple[Finding, ...], out: Published) -> None:
         """One review with an inline comment per new finding on a line of the diff."""
-        posted = {c.body.split("<!-- signoff-bot finding ", 1)[1].split(" -->", 1)[0]
-                  for c in snap.comments
+        posted = {_finding_key_of(c.body) for c in snap.comments
                   if c.kind == "review_comment" and c.author.lower() == self.bot_login.lower()
-                  and "<!-- signoff-bot finding " in c.body}
+                  and not c.body.startswith(RESOLVED_PREFIX)}
         lines = {f.path: commentable_lines(f.patch) for f in snap.files}
         fresh = [f for f in findings if f.line in lines.get(f.path, ()) and finding_key(f) not in posted]
         if not fresh:
@@ -190,6 +195,28 @@ class Publisher:
         out.review_id = resp.parsed_data.id
         out.inline_comments = len(fresh)
         out.writes.append(f"review with {len(fresh)} inline comment(s)")
+
+    async def resolve_fixed(self, snap: Snapshot, current: set[str]) -> int:
+        """Mark the bot's inline comments whose finding no longer occurs at head as resolved; returns how many."""
+        marked = 0
+        for c in snap.comments:
+            if c.kind != "review_comment" or c.author.lower() != self.bot_login.lower():
+                continue
+            key = _finding_key_of(c.body)
+            if key is None or key in current or c.body.startswith(RESOLVED_PREFIX):
+                continue
+            body = f"{RESOLVED_PREFIX} at {snap.pr.head_sha[:8]}.\n\n~~{c.body.split(chr(10))[0]}~~\n\n" + \
+                FINDING_TAG.format(key=key)
+            await self._call("resolve review comment", self.gh.rest.pulls.async_update_review_comment,
+                             self.owner, self.name, c.id, data={"body": body})
+            marked += 1
+        return marked
+
+
+def _finding_key_of(body: str) -> str | None:
+    if "<!-- signoff-bot finding " not in body:
+        return None
+    return body.split("<!-- signoff-bot finding ", 1)[1].split(" -->", 1)[0]
 
 
 def _annotation(f: Finding) -> dict:

@@ -36,7 +36,8 @@ class Command:
         return self.comment.author
 
 
-def _pattern(name: str) -> re.Pattern:
+def command_pattern(name: str) -> re.Pattern:
+    """`name` at the start of a line, with its optional argument in group `arg`."""
     return re.compile(rf"^[ \t]*{re.escape(name)}(?![\w-])[ \t]*(?P<arg>[^\s]*)", re.MULTILINE)
 
 
@@ -49,7 +50,7 @@ def is_authorized(comment: Comment, snap: Snapshot, associations: tuple[str, ...
 
 def commands(snap: Snapshot, name: str, associations: tuple[str, ...], bot_login: str = "") -> list[Command]:
     """Every `name` command in conversation comments, oldest first (last line last)."""
-    pattern = _pattern(name)
+    pattern = command_pattern(name)
     out: list[Command] = []
     for c in sorted(snap.comments, key=lambda c: (c.created_at, c.id)):
         if c.kind != "issue_comment" or is_bot(c, bot_login):

@@ -1,0 +1,409 @@
+"""What each queued job does. A job reads GitHub afresh: it never trusts the webhook payload's copy.
+
+Kinds:
+- comment: a user's comment, review or review comment. Re-read it; a sign-off
+  queues a verification; `/reuse-sweep-run` is validated and acknowledged;
+  the re-check command queues a verification (maintainers only).
+- verify: gather, check, publish at the PR's current head, pinned for the job.
+- opened: post the check run as queued ("awaiting a sign-off") so a required
+  check is never stuck at "Expected".
+- synchronize: the head moved. Same effective diff as the last verified head →
+  verify again; otherwise the new head's check run is `action_required`.
+- sweep: a sweep workflow finished on a commit of the PR → verify.
+- lint: recipe lint on every push, as the `signoff-bot lint` check run plus
+  inline comments; fixed findings' comments are marked resolved.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from githubkit import GitHub
+from githubkit.exception import RequestFailed
+
+from checks import commands as command_rules
+from checks import lint
+from checks.context import Context
+from checks.engine import evaluate
+from checks.policy import CONFIG_PATH, Policy
+from checks.snapshot import Snapshot
+
+from .gather import Gatherer
+from .github import CallStats, GitHubError, as_github_error, installation_client
+from .observability import Metrics
+from .publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
+from .settings import Settings
+from .store import Job, JobSpec, Store
+
+log = logging.getLogger("signoff_bot.jobs")
+
+ACK_TAG = "<!-- signoff-bot ack {comment_id} -->"
+WRITE = ("admin", "maintain", "write")
+
+
+class MetricsStats(CallStats):
+    def __init__(self, metrics: Metrics):
+        super().__init__()
+        self.metrics = metrics
+
+    async def on_request(self, request) -> None:
+        await super().on_request(request)
+        self.metrics.github_calls.inc()
+
+    async def on_response(self, response) -> None:
+        await super().on_response(response)
+        if self.rate_limit_remaining is not None:
+            self.metrics.rate_limit_remaining.set(self.rate_limit_remaining)
+
+
+class Clients:
+    """One githubkit client per installation, reused so tokens and the HTTP cache are reused too."""
+
+    def __init__(self, settings: Settings, metrics: Metrics):
+        self.settings = settings
+        self.metrics = metrics
+        self._clients: dict[int, GitHub] = {}
+
+    def installation(self, installation_id: int | None) -> GitHub:
+        if installation_id is None:
+            raise GitHubError("the delivery names no installation", 400)
+        if installation_id not in self._clients:
+            self._clients[installation_id] = installation_client(
+                self.settings.app_id, self.settings.private_key, installation_id, self.settings.github_url,
+                MetricsStats(self.metrics))
+        return self._clients[installation_id]
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def git_blob_sha(text: str | None) -> str:
+    """The SHA GitHub gives a blob of this text (so the snapshot and the files API agree)."""
+    if text is None:
+        return ""
+    data = text.encode("utf-8")
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def fingerprint(entries: list[tuple[str, str, str, str]]) -> str:
+    """A digest of a PR's effective diff: (path, status, previous path, head blob SHA) of each file."""
+    digest = hashlib.sha256()
+    for entry in sorted(entries):
+        digest.update("\0".join(entry).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def snapshot_fingerprint(snap: Snapshot) -> str:
+    return fingerprint([(f.path, f.status, f.previous_path or "", "" if f.status == "removed" else git_blob_sha(f.head_text))
+                        for f in snap.files])
+
+
+def inputs_digest(snap: Snapshot) -> str:
+    """A stable digest of what the verdict was computed from, for the audit trail."""
+    return hashlib.sha256(repr(snap).encode()).hexdigest()
+
+
+@dataclass
+class JobRunner:
+    settings: Settings
+    store: Store
+    clients: Clients
+    metrics: Metrics
+
+    async def run(self, job: Job) -> None:
+        handler = getattr(self, f"_{job.kind}", None)
+        if handler is None:
+            log.warning("unknown job kind", extra={"job": job.id, "kind": job.kind})
+            return
+        await handler(job, self.clients.installation(job.installation_id))
+
+    # --- helpers ------------------------------------------------------------------
+
+    async def _call(self, what: str, fn, *args, **kw):
+        try:
+            return await fn(*args, **kw)
+        except Exception as exc:  # noqa: BLE001
+            raise as_github_error(exc, what) from None
+
+    async def _policy(self, gh: GitHub, repo: str, ref: str) -> Policy:
+        """The repository's policy overrides, read from its base branch."""
+        owner, name = repo.split("/", 1)
+        try:
+            resp = await gh.rest.repos.async_get_content(owner, name, CONFIG_PATH, ref=ref)
+        except RequestFailed as exc:
+            if exc.response.status_code == 404:
+                return Policy()
+            raise as_github_error(exc, CONFIG_PATH) from None
+        except Exception as exc:  # noqa: BLE001
+            raise as_github_error(exc, CONFIG_PATH) from None
+        data = resp.parsed_data
+        text = base64.b64decode(data.content).decode("utf-8", "replace") if getattr(data, "content", None) else ""
+        policy, error = Policy.from_yaml(text)
+        if error:
+            log.warning("ignoring repository policy", extra={"repo": repo, "error": error})
+        return policy
+
+    async def _pull(self, gh: GitHub, repo: str, pr: int):
+        owner, name = repo.split("/", 1)
+        resp = await self._call(f"pull #{pr}", gh.rest.pulls.async_get, owner, name, pr)
+        return resp.parsed_data
+
+    def _enqueue_verify(self, job: Job, reason: str) -> None:
+        self.store.enqueue([JobSpec("verify", job.repo, job.pr, job.installation_id,
+                                    {"reason": reason, "delivery": job.payload.get("delivery")})])
+
+    # --- comment -----------------------------------------------------------------------
+
+    async def _comment(self, job: Job, gh: GitHub) -> None:
+        owner, name = job.repo.split("/", 1)
+        kind, cid = job.payload["comment_kind"], int(job.payload["comment_id"])
+        pull = await self._pull(gh, job.repo, job.pr)
+        policy = await self._policy(gh, job.repo, pull.base.ref)
+        comment = await self._read_comment(gh, job.repo, job.pr, kind, cid)
+        if comment is None:
+            return
+        body, user = comment.body or "", comment.user
+        if user is None or str(user.type) == "Bot" or user.login.lower() == self.settings.bot_login.lower():
+            return
+        if body.lstrip().startswith(policy.signoff_phrase):
+            self._enqueue_verify(job, f"sign-off {kind} {cid}")
+        if kind != "issue_comment":
+            return
+        if command_rules.command_pattern(policy.reuse_command).search(body):
+            await self._reuse(job, gh, policy, pull, cid)
+        if command_rules.command_pattern(policy.recheck_command).search(body):
+            await self._recheck(job, gh, policy, comment)
+
+    async def _read_comment(self, gh: GitHub, repo: str, pr: int, kind: str, cid: int):
+        owner, name = repo.split("/", 1)
+        rest = gh.rest
+        try:
+            if kind == "issue_comment":
+                resp = await rest.issues.async_get_comment(owner, name, cid)
+            elif kind == "review":
+                resp = await rest.pulls.async_get_review(owner, name, pr, cid)
+            else:
+                resp = await rest.pulls.async_get_review_comment(owner, name, cid)
+        except RequestFailed as exc:
+            if exc.response.status_code == 404:
+                return None  # deleted meanwhile
+            raise as_github_error(exc, f"{kind} {cid}") from None
+        except Exception as exc:  # noqa: BLE001
+            raise as_github_error(exc, f"{kind} {cid}") from None
+        return resp.parsed_data
+
+    async def _authorized(self, gh: GitHub, repo: str, comment, policy: Policy) -> tuple[bool, str]:
+        association = str(comment.author_association)
+        if association in policy.authorized_associations:
+            return True, association
+        owner, name = repo.split("/", 1)
+        try:
+            resp = await gh.rest.repos.async_get_collaborator_permission_level(owner, name, comment.user.login)
+            permission = str(resp.parsed_data.permission)
+        except RequestFailed as exc:
+            if exc.response.status_code != 404:
+                raise as_github_error(exc, "collaborator permission") from None
+            permission = "none"
+        except Exception as exc:  # noqa: BLE001
+            raise as_github_error(exc, "collaborator permission") from None
+        return permission in WRITE, f"{association}, permission {permission}"
+
+    async def _acknowledge(self, gh: GitHub, job: Job, cid: int, accepted: bool, text: str) -> None:
+        """+1/-1 reaction and one reply, never repeated when a job is retried."""
+        owner, name = job.repo.split("/", 1)
+        rest = gh.rest
+        await self._call("reaction", rest.reactions.async_create_for_issue_comment, owner, name, cid,
+                         data={"content": "+1" if accepted else "-1"})
+        tag = ACK_TAG.format(comment_id=cid)
+        existing = await self._call("list comments", rest.issues.async_list_comments, owner, name, job.pr,
+                                    per_page=100)
+        if any(tag in (c.body or "") for c in existing.parsed_data if c.user and
+               c.user.login.lower() == self.settings.bot_login.lower()):
+            return
+        await self._call("reply", rest.issues.async_create_comment, owner, name, job.pr,
+                         data={"body": f"{text}\n\n{tag}"})
+
+    async def _reuse(self, job: Job, gh: GitHub, policy: Policy, pull, cid: int) -> None:
+        for _ in range(3):  # re-read before acknowledging: an edit made meanwhile is validated again
+            comment = await self._read_comment(gh, job.repo, job.pr, "issue_comment", cid)
+            if comment is None:
+                return
+            matches = list(command_rules.command_pattern(policy.reuse_command).finditer(comment.body or ""))
+            if not matches:
+                return
+            arg = matches[-1].group("arg")
+            ok, who = await self._authorized(gh, job.repo, comment, policy)
+            if not ok:
+                accepted, text = False, (f"`{policy.reuse_command}` refused: @{comment.user.login} is not authorized "
+                                         f"({who}); it needs OWNER, MEMBER or COLLABORATOR.")
+            else:
+                accepted, text = await self._validate_run(gh, job, policy, pull, arg)
+            again = await self._read_comment(gh, job.repo, job.pr, "issue_comment", cid)
+            if again is not None and (again.body or "") == (comment.body or ""):
+                await self._acknowledge(gh, job, cid, accepted, text)
+                if accepted:
+                    self._enqueue_verify(job, f"{policy.reuse_command} accepted")
+                return
+        raise GitHubError("the reuse comment keeps changing; retrying later", 503)
+
+    async def _validate_run(self, gh: GitHub, job: Job, policy: Policy, pull, arg: str) -> tuple[bool, str]:
+        owner, name = job.repo.split("/", 1)
+        rest = gh.rest
+        commits = await self._call("PR commits", rest.pulls.async_list_commits, owner, name, job.pr, per_page=100)
+        in_pr = {c.sha for c in commits.parsed_data}
+        if arg:
+            if not arg.isdigit():
+                return False, f"`{policy.reuse_command} {arg}` refused: `{arg}` is not a run id."
+            try:
+                run = (await rest.actions.async_get_workflow_run(owner, name, int(arg))).parsed_data
+            except RequestFailed as exc:
+                if exc.response.status_code == 404:
+                    return False, f"`{policy.reuse_command} {arg}` refused: no such workflow run."
+                raise as_github_error(exc, f"run {arg}") from None
+            problem = self._run_problem(run, policy, in_pr)
+            if problem:
+                return False, f"`{policy.reuse_command} {arg}` refused: run {arg} {problem}."
+            problem = await self._artifact_problem(gh, job.repo, run.id, policy)
+            if problem:
+                return False, f"`{policy.reuse_command} {arg}` refused: run {arg} {problem}."
+            return True, f"`{policy.reuse_command}` accepted: run {run.id} ({run.head_sha[:8]}, {run.conclusion})."
+        runs = await self._call("workflow runs", rest.actions.async_list_workflow_runs_for_repo, owner, name,
+                                branch=pull.head.ref, event="pull_request", status="success", per_page=50)
+        for run in sorted(runs.parsed_data.workflow_runs, key=lambda r: r.created_at, reverse=True):
+            if not self._run_problem(run, policy, in_pr) and not await self._artifact_problem(gh, job.repo, run.id, policy):
+                return True, f"`{policy.reuse_command}` accepted: the newest green sweep is run {run.id} ({run.head_sha[:8]})."
+        return False, f"`{policy.reuse_command}` refused: no completed, successful sweep with eval artifacts on a commit of this PR."
+
+    @staticmethod
+    def _run_problem(run, policy: Policy, in_pr: set[str]) -> str | None:
+        if not (run.path or "").endswith(policy.sweep_workflow):
+            return f"is not the sweep workflow ({policy.sweep_workflow})"
+        if run.event != "pull_request":
+            return f"was triggered by {run.event}, not pull_request"
+        if str(run.status) != "completed":
+            return "has not completed"
+        if run.head_sha not in in_pr:
+            return f"ran on {run.head_sha[:8]}, which is not a commit of this PR"
+        return None
+
+    async def _artifact_problem(self, gh: GitHub, repo: str, run_id: int, policy: Policy) -> str | None:
+        owner, name = repo.split("/", 1)
+        resp = await self._call("artifacts", gh.rest.actions.async_list_workflow_run_artifacts, owner, name, run_id)
+        evals = [a for a in resp.parsed_data.artifacts if a.name.startswith(policy.eval_artifact_prefixes)]
+        if not evals:
+            return "has no eval artifacts"
+        if all(a.expired for a in evals):
+            return "has only expired eval artifacts"
+        return None
+
+    async def _recheck(self, job: Job, gh: GitHub, policy: Policy, comment) -> None:
+        ok, who = await self._authorized(gh, job.repo, comment, policy)
+        if ok:
+            self._enqueue_verify(job, f"{policy.recheck_command} by {comment.user.login}")
+            await self._call("reaction", gh.rest.reactions.async_create_for_issue_comment,
+                             *job.repo.split("/", 1), comment.id, data={"content": "+1"})
+            return
+        await self._acknowledge(gh, job, comment.id, False,
+                                f"`{policy.recheck_command}` refused: @{comment.user.login} is not a maintainer ({who}).")
+
+    # --- verify ------------------------------------------------------------------------
+
+    async def _verify(self, job: Job, gh: GitHub) -> None:
+        started = time.monotonic()
+        gatherer = Gatherer(gh, job.repo, self.settings.bot_login)
+        snap = await gatherer.snapshot(job.pr, utc_now())
+        publisher = Publisher(gh, job.repo, self.settings.bot_login)
+        if snap.pr.state != "open" or snap.pr.draft:
+            self.store.record_verdict(job.repo, job.pr, snap.pr.head_sha, "SKIPPED")
+            return
+        verdict = evaluate(snap)
+        policy = Context(snap).policy
+        if verdict.signer is None:
+            await publisher.check_run(snap.pr.head_sha, CHECK_NAME, None, "Awaiting a CODEOWNER sign-off",
+                                      f"No comment starting with \"{policy.signoff_phrase}\" yet.", status="queued")
+            self.store.record_verdict(job.repo, job.pr, snap.pr.head_sha, "NO_SIGNOFF")
+            return
+        current = await self._pull(gh, job.repo, job.pr)
+        # A push landed while verifying: the result belongs to the old head only; the sticky comment waits.
+        sticky = current.head.sha == snap.pr.head_sha
+        published = await publisher.verdict(snap, verdict, policy, sticky=sticky)
+        self.store.record_verdict(job.repo, job.pr, snap.pr.head_sha, verdict.label, snapshot_fingerprint(snap))
+        self.store.append_audit({
+            "delivery": job.payload.get("delivery"), "repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
+            "inputs_digest": inputs_digest(snap), "verdict": verdict.label,
+            "published": _published_record(published, job.payload.get("reason", "")),
+        })
+        self.metrics.verification_seconds.observe(time.monotonic() - started)
+        log.info("verified", extra={"repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
+                                    "verdict": verdict.label, "job": job.id})
+
+    async def _sweep(self, job: Job, gh: GitHub) -> None:
+        pull = await self._pull(gh, job.repo, job.pr)
+        policy = await self._policy(gh, job.repo, pull.base.ref)
+        if str(job.payload.get("workflow_path", "")).endswith(policy.sweep_workflow):
+            self._enqueue_verify(job, f"sweep run {job.payload.get('run_id')} completed")
+
+    async def _opened(self, job: Job, gh: GitHub) -> None:
+        pull = await self._pull(gh, job.repo, job.pr)
+        if job.payload.get("action") == "reopened":
+            self._enqueue_verify(job, "reopened")
+            return
+        if pull.draft or self.store.verdict_for(job.repo, job.pr, pull.head.sha):
+            return
+        await Publisher(gh, job.repo, self.settings.bot_login).check_run(
+            pull.head.sha, CHECK_NAME, None, "Awaiting a CODEOWNER sign-off",
+            "signoff-bot verifies the CODEOWNER sign-off checklist once it is posted.", status="queued")
+
+    async def _synchronize(self, job: Job, gh: GitHub) -> None:
+        last = self.store.last_verdict(job.repo, job.pr)
+        if last is None:
+            return  # nothing verified yet: the next sign-off starts fresh
+        owner, name = job.repo.split("/", 1)
+        pull = await self._pull(gh, job.repo, job.pr)
+        files = []
+        page = 1
+        while True:
+            resp = await self._call("PR files", gh.rest.pulls.async_list_files, owner, name, job.pr, per_page=100, page=page)
+            chunk = list(resp.parsed_data)
+            files += chunk
+            if 'rel="next"' not in resp.headers.get("link", "") or not chunk:
+                break
+            page += 1
+        status = {"changed": "modified", "copied": "added"}
+        now = fingerprint([(f.filename, status.get(str(f.status), str(f.status)), f.previous_filename or "",
+                            "" if str(f.status) == "removed" else f.sha) for f in files])
+        if now == last["fingerprint"]:
+            self._enqueue_verify(job, "head moved; the diff is unchanged")
+            return
+        await Publisher(gh, job.repo, self.settings.bot_login).check_run(
+            pull.head.sha, CHECK_NAME, "action_required", "A fresh sign-off is needed",
+            f"The pull request's content changed since the sign-off verified at {last['head_sha'][:8]}; "
+            "a CODEOWNER must sign off on the new head.", details_url=pull.html_url)
+        self.store.record_verdict(job.repo, job.pr, pull.head.sha, "STALE")
+
+    # --- lint ----------------------------------------------------------------------------
+
+    async def _lint(self, job: Job, gh: GitHub) -> None:
+        snap = await Gatherer(gh, job.repo, self.settings.bot_login).snapshot(job.pr, utc_now(), modules=(lint,))
+        findings = tuple(lint.run(Context(snap)))
+        publisher = Publisher(gh, job.repo, self.settings.bot_login)
+        errors = [f for f in findings if f.severity.value == "error"]
+        summary = "\n".join(f"- `{f.path}:{f.line}` [{f.rule}] {f.message}" for f in findings) or "No findings."
+        await publisher.check_run(snap.pr.head_sha, LINT_CHECK_NAME, "failure" if errors else "success",
+                                  f"{len(findings)} finding(s)", summary, findings)
+        out = Published()
+        await publisher.inline_findings(snap, findings, out)
+        await publisher.resolve_fixed(snap, {finding_key(f) for f in findings})
+
+
+def _published_record(p: Published, reason: str) -> dict[str, Any]:
+    return {"reason": reason, "comment_id": p.comment_id, "comment": p.comment_action,
+            "check_run_id": p.check_run_id, "status": p.status_state, "review_id": p.review_id,
+            "inline_comments": p.inline_comments, "writes": p.writes}

@@ -1,0 +1,64 @@
+"""Structured JSON logs and Prometheus metrics of the App server."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+LOG_FIELDS = ("delivery", "event", "repo", "pr", "head_sha", "job", "kind", "outcome", "verdict", "error")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line, with the request context fields passed via `extra=`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        for name in LOG_FIELDS:
+            value = getattr(record, name, None)
+            if value is not None:
+                entry[name] = value
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info).splitlines()[-1]
+        return json.dumps(entry, ensure_ascii=False)
+
+
+def setup_logging(level: str) -> None:
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("uvicorn.access").setLevel(logging.WARNING)
+
+
+class Metrics:
+    """The server's metrics, in a registry of its own (several apps may live in one test process)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.deliveries = Counter("signoff_bot_deliveries_total", "Webhook deliveries by event and outcome",
+                                  ["event", "outcome"], registry=self.registry)
+        self.queue_depth = Gauge("signoff_bot_queue_depth", "Jobs queued or running", registry=self.registry)
+        self.verification_seconds = Histogram("signoff_bot_verification_seconds",
+                                              "Wall time of one verification (gather, check, publish)",
+                                              registry=self.registry,
+                                              buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120))
+        self.jobs = Counter("signoff_bot_jobs_total", "Jobs finished by kind and outcome", ["kind", "outcome"],
+                            registry=self.registry)
+        self.github_calls = Counter("signoff_bot_github_api_calls_total", "GitHub API requests made",
+                                    registry=self.registry)
+        self.rate_limit_remaining = Gauge("signoff_bot_github_rate_limit_remaining",
+                                          "x-ratelimit-remaining of the latest GitHub response",
+                                          registry=self.registry)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,129 @@
+"""The GitHub App's web server: webhook ingest, health, metrics; workers run beside it.
+
+`POST /webhook` answers in milliseconds: it checks the size and the
+signature, parses the event, records the delivery and its jobs durably, and
+answers 202. Bad input gets a 4xx with a reason, never a 500; a delivery seen
+before (same GUID for the same hook) is acknowledged and not processed again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from dataclasses import replace
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+
+from .jobs import Clients, JobRunner
+from .observability import Metrics
+from .publish import CHECK_NAME
+from .settings import Settings
+from .store import SqliteStore, Store
+from .webhooks import BadPayload, route, signature_ok
+from .worker import Reconciler, Worker
+
+log = logging.getLogger("signoff_bot.server")
+
+
+def _reply(status: int, **body) -> JSONResponse:
+    return JSONResponse(body, status_code=status)
+
+
+def create_app(settings: Settings, store: Store | None = None, run_workers: bool = True) -> FastAPI:
+    store = store or SqliteStore(settings.db_path)
+    metrics = Metrics()
+    clients = Clients(settings, metrics)
+    runner = JobRunner(settings, store, clients, metrics)
+    stop = asyncio.Event()
+    tasks: list[asyncio.Task] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI):
+        if run_workers:
+            for _ in range(settings.workers):
+                tasks.append(asyncio.create_task(Worker(settings, store, runner, metrics).run_forever(stop)))
+            tasks.append(asyncio.create_task(Reconciler(settings, store, clients).run_forever(stop)))
+        yield
+        stop.set()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    app = FastAPI(title="signoff-bot", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.store = store
+    app.state.metrics = metrics
+
+    @app.post("/webhook")
+    async def webhook(request: Request) -> Response:
+        event = request.headers.get("x-github-event", "")
+        length = request.headers.get("content-length", "")
+        if length.isdigit() and int(length) > settings.max_body_bytes:
+            metrics.deliveries.labels(event or "unknown", "too_large").inc()
+            return _reply(413, error=f"body over {settings.max_body_bytes} bytes")
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > settings.max_body_bytes:
+                metrics.deliveries.labels(event or "unknown", "too_large").inc()
+                return _reply(413, error=f"body over {settings.max_body_bytes} bytes")
+        raw = bytes(body)
+        if not signature_ok(settings.webhook_secret, raw, request.headers.get("x-hub-signature-256")):
+            metrics.deliveries.labels(event or "unknown", "bad_signature").inc()
+            return _reply(401, error="missing or invalid X-Hub-Signature-256")
+        guid = request.headers.get("x-github-delivery", "")
+        if not event or not guid:
+            metrics.deliveries.labels(event or "unknown", "bad_headers").inc()
+            return _reply(400, error="X-GitHub-Event and X-GitHub-Delivery are required")
+        try:
+            payload = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            metrics.deliveries.labels(event, "bad_json").inc()
+            return _reply(400, error="body is not JSON")
+        if not isinstance(payload, dict):
+            metrics.deliveries.labels(event, "bad_json").inc()
+            return _reply(400, error="body is not a JSON object")
+        try:
+            routed = route(event, payload, settings.bot_login, CHECK_NAME)
+        except BadPayload as exc:
+            metrics.deliveries.labels(event, "bad_payload").inc()
+            return _reply(400, error=str(exc))
+        hook = request.headers.get("x-github-hook-id", "")
+        target = request.headers.get("x-github-hook-installation-target-id", "")
+        key = f"{hook}:{target}:{guid}"
+        jobs = [replace(j, payload={**j.payload, "delivery": guid}) for j in routed.jobs]
+        try:
+            fresh = store.record_delivery(key, event, routed.action, routed.repo, routed.pr, jobs)
+        except Exception:  # noqa: BLE001 - the database is down: GitHub should retry, nothing is lost
+            log.exception("could not record delivery", extra={"delivery": guid, "event": event})
+            return _reply(503, error="storage unavailable; retry")
+        outcome = "duplicate" if not fresh else ("ignored" if routed.ignored else "queued")
+        metrics.deliveries.labels(event, outcome).inc()
+        log.info("delivery", extra={"delivery": guid, "event": event, "repo": routed.repo, "pr": routed.pr,
+                                    "outcome": outcome})
+        return _reply(202, delivery=guid, outcome=outcome, jobs=len(jobs) if fresh else 0,
+                      **({"reason": routed.ignored} if routed.ignored else {}))
+
+    @app.get("/healthz")
+    async def healthz() -> Response:
+        return _reply(200, ok=True)
+
+    @app.get("/readyz")
+    async def readyz() -> Response:
+        try:
+            store.ping()
+        except Exception:  # noqa: BLE001
+            return _reply(503, ok=False, error="database unreachable")
+        dead = [t for t in tasks if t.done()]
+        if dead:
+            return _reply(503, ok=False, error=f"{len(dead)} background task(s) stopped")
+        return _reply(200, ok=True, queue_depth=store.queue_depth())
+
+    @app.get("/metrics")
+    async def metrics_endpoint() -> Response:
+        metrics.queue_depth.set(store.queue_depth())
+        return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
+
+    return app

@@ -1,0 +1,91 @@
+"""Configuration of the App server, from environment variables, validated at start-up."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Mapping
+
+
+class ConfigError(Exception):
+    """Missing or malformed configuration; the message lists every problem."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    app_id: int
+    private_key: str
+    webhook_secret: str
+    github_url: str = "https://api.github.com"
+    db_path: str = "./signoff-bot.db"
+    log_level: str = "INFO"
+    bot_login: str = "signoff-bot[bot]"
+    max_body_bytes: int = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
+    workers: int = 2
+    lease_seconds: float = 30.0
+    reconcile_seconds: float = 600.0
+    job_budget_seconds: float = 900.0
+    max_attempts: int = 8
+
+    def __repr__(self) -> str:  # never print secrets
+        return f"Settings(app_id={self.app_id}, github_url={self.github_url!r}, db_path={self.db_path!r})"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
+        env = os.environ if env is None else env
+        problems: list[str] = []
+
+        app_id_text = env.get("SIGNOFF_BOT_APP_ID", "").strip()
+        app_id = 0
+        if not app_id_text:
+            problems.append("SIGNOFF_BOT_APP_ID is not set")
+        elif not app_id_text.isdigit():
+            problems.append("SIGNOFF_BOT_APP_ID must be a number")
+        else:
+            app_id = int(app_id_text)
+
+        key = env.get("SIGNOFF_BOT_PRIVATE_KEY", "")
+        key_file = env.get("SIGNOFF_BOT_PRIVATE_KEY_FILE", "")
+        if not key and key_file:
+            try:
+                with open(key_file, encoding="utf-8") as handle:
+                    key = handle.read()
+            except OSError as exc:
+                problems.append(f"SIGNOFF_BOT_PRIVATE_KEY_FILE cannot be read ({exc.strerror})")
+        if not key and not key_file:
+            problems.append("SIGNOFF_BOT_PRIVATE_KEY or SIGNOFF_BOT_PRIVATE_KEY_FILE is not set")
+        elif key and "-----BEGIN" not in key:
+            problems.append("the private key is not PEM text")
+
+        secret = env.get("SIGNOFF_BOT_WEBHOOK_SECRET", "")
+        if not secret:
+            problems.append("SIGNOFF_BOT_WEBHOOK_SECRET is not set")
+
+        url = env.get("SIGNOFF_BOT_GITHUB_URL", cls.github_url).strip()
+        if not url.startswith(("http://", "https://")):
+            problems.append("SIGNOFF_BOT_GITHUB_URL must be an http(s) URL")
+
+        level = env.get("SIGNOFF_BOT_LOG_LEVEL", cls.log_level).upper()
+        if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+            problems.append("SIGNOFF_BOT_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR")
+
+        numbers = {}
+        for name, field_name, kind in (("SIGNOFF_BOT_WORKERS", "workers", int),
+                                       ("SIGNOFF_BOT_LEASE_SECONDS", "lease_seconds", float),
+                                       ("SIGNOFF_BOT_RECONCILE_SECONDS", "reconcile_seconds", float),
+                                       ("SIGNOFF_BOT_JOB_BUDGET_SECONDS", "job_budget_seconds", float),
+                                       ("SIGNOFF_BOT_MAX_ATTEMPTS", "max_attempts", int)):
+            if name in env:
+                try:
+                    value = kind(env[name])
+                    if value <= 0:
+                        raise ValueError
+                    numbers[field_name] = value
+                except ValueError:
+                    problems.append(f"{name} must be a positive number")
+
+        if problems:
+            raise ConfigError("invalid configuration: " + "; ".join(problems))
+        return cls(app_id=app_id, private_key=key, webhook_secret=secret, github_url=url.rstrip("/"),
+                   db_path=env.get("SIGNOFF_BOT_DB", cls.db_path), log_level=level,
+                   bot_login=env.get("SIGNOFF_BOT_LOGIN", cls.bot_login), **numbers)

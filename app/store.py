@@ -1,0 +1,302 @@
+"""Durable state of the App: deliveries, the job queue, verdicts and the audit trail.
+
+`Store` is the interface the server and workers use; `SqliteStore` is the
+default, embedded implementation, safe for several processes sharing one
+database file (WAL mode, writers serialised with BEGIN IMMEDIATE). A
+deployment that outgrows one machine implements the same interface on a
+shared PostgreSQL (SELECT ... FOR UPDATE SKIP LOCKED for `lease`) in one module.
+
+Guarantees the rest of the app relies on:
+- a delivery is recorded together with the jobs it causes, in one transaction,
+  before the webhook is answered; the same delivery twice is a no-op;
+- jobs are coalesced: at most one queued job per (repo, PR, kind, key), so a
+  burst of events for one PR yields one more verification, of the newest head;
+- a PR has at most one running job at a time across all processes;
+- a job's lease expires if its worker dies (kill -9), and the job runs again;
+- the audit table is append-only (triggers refuse UPDATE and DELETE).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS deliveries (
+    key TEXT PRIMARY KEY,           -- hook target + X-GitHub-Delivery
+    event TEXT NOT NULL,
+    action TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    pr INTEGER,
+    received_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    pr INTEGER NOT NULL,
+    key TEXT NOT NULL DEFAULT '',
+    installation_id INTEGER,
+    payload TEXT NOT NULL DEFAULT '{}',
+    state TEXT NOT NULL,             -- queued | running | done | failed
+    attempts INTEGER NOT NULL DEFAULT 0,
+    not_before REAL NOT NULL,
+    lease_owner TEXT,
+    lease_until REAL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    last_error TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS jobs_one_queued ON jobs (repo, pr, kind, key) WHERE state = 'queued';
+CREATE INDEX IF NOT EXISTS jobs_ready ON jobs (state, not_before);
+CREATE TABLE IF NOT EXISTS verdicts (
+    repo TEXT NOT NULL,
+    pr INTEGER NOT NULL,
+    head_sha TEXT NOT NULL,
+    label TEXT NOT NULL,            -- PASS | REJECTED | NO_SIGNOFF
+    fingerprint TEXT NOT NULL DEFAULT '',
+    at REAL NOT NULL,
+    PRIMARY KEY (repo, pr, head_sha)
+);
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    delivery TEXT,
+    repo TEXT NOT NULL,
+    pr INTEGER NOT NULL,
+    head_sha TEXT NOT NULL,
+    inputs_digest TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    published TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
+"""
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A job to enqueue; `key` distinguishes jobs of one kind that must not coalesce (e.g. comment ids)."""
+
+    kind: str
+    repo: str
+    pr: int
+    installation_id: int | None = None
+    payload: dict[str, Any] = field(default_factory=dict)
+    key: str = ""
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Job:
+    id: int
+    kind: str
+    repo: str
+    pr: int
+    key: str
+    installation_id: int | None
+    payload: dict[str, Any]
+    attempts: int
+    created_at: float
+
+
+class Store(Protocol):
+    def record_delivery(self, key: str, event: str, action: str, repo: str, pr: int | None,
+                        jobs: list[JobSpec]) -> bool: ...
+    def enqueue(self, jobs: list[JobSpec]) -> None: ...
+    def lease(self, owner: str, lease_seconds: float) -> Job | None: ...
+    def heartbeat(self, job: Job, owner: str, lease_seconds: float) -> bool: ...
+    def complete(self, job: Job, owner: str) -> None: ...
+    def retry(self, job: Job, owner: str, delay: float, error: str) -> None: ...
+    def fail(self, job: Job, owner: str, error: str) -> None: ...
+    def queue_depth(self) -> int: ...
+    def record_verdict(self, repo: str, pr: int, head_sha: str, label: str, fingerprint: str = "") -> None: ...
+    def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None: ...
+    def last_verdict(self, repo: str, pr: int) -> dict | None: ...
+    def append_audit(self, record: dict[str, Any]) -> None: ...
+    def audit(self, repo: str | None = None, pr: int | None = None) -> list[dict]: ...
+    def ping(self) -> None: ...
+
+
+class SqliteStore:
+    """The embedded default: one SQLite file, shared safely by threads and processes."""
+
+    def __init__(self, path: str, clock=time.time):
+        self.path = path
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # durable across process crashes (kill -9)
+        self._db.execute("PRAGMA busy_timeout=30000")
+        with self._lock:
+            self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _tx(self, fn):
+        """Run `fn(db)` in one write transaction (BEGIN IMMEDIATE serialises writers across processes)."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(self._db)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+            return result
+
+    def _read(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    # --- deliveries and jobs ---------------------------------------------------------
+
+    def record_delivery(self, key: str, event: str, action: str, repo: str, pr: int | None,
+                        jobs: list[JobSpec]) -> bool:
+        """Record a delivery and enqueue its jobs atomically; False if the delivery was seen before."""
+        now = self.clock()
+
+        def run(db: sqlite3.Connection) -> bool:
+            inserted = db.execute(
+                "INSERT OR IGNORE INTO deliveries (key, event, action, repo, pr, received_at) VALUES (?,?,?,?,?,?)",
+                (key, event, action, repo, pr, now)).rowcount
+            if not inserted:
+                return False
+            self._enqueue(db, jobs, now)
+            return True
+
+        return self._tx(run)
+
+    def enqueue(self, jobs: list[JobSpec]) -> None:
+        now = self.clock()
+        self._tx(lambda db: self._enqueue(db, jobs, now))
+
+    @staticmethod
+    def _enqueue(db: sqlite3.Connection, jobs: list[JobSpec], now: float) -> None:
+        for spec in jobs:
+            db.execute(
+                """INSERT INTO jobs (kind, repo, pr, key, installation_id, payload, state, not_before,
+                                     created_at, updated_at)
+                   VALUES (?,?,?,?,?,?, 'queued', ?, ?, ?)
+                   ON CONFLICT (repo, pr, kind, key) WHERE state = 'queued'
+                   DO UPDATE SET payload = excluded.payload, installation_id = excluded.installation_id,
+                                 not_before = min(jobs.not_before, excluded.not_before), updated_at = excluded.updated_at""",
+                (spec.kind, spec.repo, spec.pr, spec.key, spec.installation_id, json.dumps(spec.payload, sort_keys=True),
+                 now + spec.delay, now, now))
+
+    def lease(self, owner: str, lease_seconds: float) -> Job | None:
+        """Claim the next runnable job whose PR has no other live running job."""
+        now = self.clock()
+
+        def run(db: sqlite3.Connection) -> Job | None:
+            row = db.execute(
+                """SELECT * FROM jobs j
+                   WHERE ((j.state = 'queued' AND j.not_before <= :now)
+                          OR (j.state = 'running' AND j.lease_until <= :now))
+                     AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.repo = j.repo AND r.pr = j.pr AND r.id != j.id
+                                     AND r.state = 'running' AND r.lease_until > :now)
+                   ORDER BY j.not_before, j.id LIMIT 1""", {"now": now}).fetchone()
+            if row is None:
+                return None
+            if row["state"] == "running":
+                # A dead worker's job. If a newer queued job for the same PR and kind exists, that one supersedes it.
+                if db.execute("SELECT 1 FROM jobs WHERE repo=? AND pr=? AND kind=? AND key=? AND state='queued'",
+                              (row["repo"], row["pr"], row["kind"], row["key"])).fetchone():
+                    db.execute("UPDATE jobs SET state='done', updated_at=?, last_error='superseded after lease expiry' "
+                               "WHERE id=?", (now, row["id"]))
+                    return None
+            db.execute("UPDATE jobs SET state='running', lease_owner=?, lease_until=?, attempts=attempts+1, "
+                       "updated_at=? WHERE id=?", (owner, now + lease_seconds, now, row["id"]))
+            return Job(row["id"], row["kind"], row["repo"], row["pr"], row["key"], row["installation_id"],
+                       json.loads(row["payload"]), row["attempts"] + 1, row["created_at"])
+
+        return self._tx(run)
+
+    def heartbeat(self, job: Job, owner: str, lease_seconds: float) -> bool:
+        """Extend the lease; False if this worker lost it (it must stop publishing)."""
+        now = self.clock()
+        return bool(self._tx(lambda db: db.execute(
+            "UPDATE jobs SET lease_until=?, updated_at=? WHERE id=? AND lease_owner=? AND state='running'",
+            (now + lease_seconds, now, job.id, owner)).rowcount))
+
+    def _finish(self, job: Job, owner: str, state: str, error: str | None, not_before: float | None = None) -> None:
+        now = self.clock()
+
+        def run(db: sqlite3.Connection) -> None:
+            if state == "queued" and db.execute(
+                    "SELECT 1 FROM jobs WHERE repo=? AND pr=? AND kind=? AND key=? AND state='queued'",
+                    (job.repo, job.pr, job.kind, job.key)).fetchone():
+                # A newer job of the same kind is already queued: it will do the work.
+                db.execute("UPDATE jobs SET state='done', last_error=?, updated_at=? WHERE id=? AND lease_owner=?",
+                           (f"superseded; last error: {error}", now, job.id, owner))
+                return
+            db.execute("UPDATE jobs SET state=?, last_error=?, not_before=coalesce(?, not_before), lease_owner=NULL, "
+                       "lease_until=NULL, updated_at=? WHERE id=? AND lease_owner=?",
+                       (state, error, not_before, now, job.id, owner))
+
+        self._tx(run)
+
+    def complete(self, job: Job, owner: str) -> None:
+        self._finish(job, owner, "done", None)
+
+    def retry(self, job: Job, owner: str, delay: float, error: str) -> None:
+        self._finish(job, owner, "queued", error, self.clock() + delay)
+
+    def fail(self, job: Job, owner: str, error: str) -> None:
+        self._finish(job, owner, "failed", error)
+
+    def queue_depth(self) -> int:
+        return self._read("SELECT count(*) FROM jobs WHERE state IN ('queued', 'running')")[0][0]
+
+    def jobs(self, state: str | None = None) -> list[dict]:
+        sql = "SELECT * FROM jobs" + (" WHERE state = ?" if state else "") + " ORDER BY id"
+        return [dict(r) for r in self._read(sql, (state,) if state else ())]
+
+    # --- verdicts and audit ---------------------------------------------------------------
+
+    def record_verdict(self, repo: str, pr: int, head_sha: str, label: str, fingerprint: str = "") -> None:
+        now = self.clock()
+        self._tx(lambda db: db.execute(
+            "INSERT INTO verdicts (repo, pr, head_sha, label, fingerprint, at) VALUES (?,?,?,?,?,?) "
+            "ON CONFLICT (repo, pr, head_sha) DO UPDATE SET label=excluded.label, "
+            "fingerprint=excluded.fingerprint, at=excluded.at", (repo, pr, head_sha, label, fingerprint, now)))
+
+    def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None:
+        rows = self._read("SELECT * FROM verdicts WHERE repo=? AND pr=? AND head_sha=?", (repo, pr, head_sha))
+        return dict(rows[0]) if rows else None
+
+    def last_verdict(self, repo: str, pr: int) -> dict | None:
+        rows = self._read("SELECT * FROM verdicts WHERE repo=? AND pr=? AND label != 'NO_SIGNOFF' "
+                          "ORDER BY at DESC LIMIT 1", (repo, pr))
+        return dict(rows[0]) if rows else None
+
+    def append_audit(self, record: dict[str, Any]) -> None:
+        now = self.clock()
+        self._tx(lambda db: db.execute(
+            "INSERT INTO audit (at, delivery, repo, pr, head_sha, inputs_digest, verdict, published) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            (now, record.get("delivery"), record["repo"], record["pr"], record["head_sha"],
+             record["inputs_digest"], record["verdict"], json.dumps(record.get("published", {}), sort_keys=True))))
+
+    def audit(self, repo: str | None = None, pr: int | None = None) -> list[dict]:
+        sql, args = "SELECT * FROM audit WHERE 1=1", []
+        if repo:
+            sql += " AND repo = ?"
+            args.append(repo)
+        if pr is not None:
+            sql += " AND pr = ?"
+            args.append(pr)
+        return [dict(r) for r in self._read(sql + " ORDER BY id", tuple(args))]
+
+    def ping(self) -> None:
+        self._read("SELECT 1")

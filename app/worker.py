@@ -1,0 +1,156 @@
+"""Workers that drain the durable queue, and the reconcile pass that heals lost deliveries.
+
+A worker leases one job at a time and keeps its lease alive while it runs; if
+the process dies the lease expires and any worker runs the job again
+(publishing is idempotent). A transient GitHub failure re-queues the job with
+a delay (GitHub's retry-after or rate-limit reset, else exponential backoff)
+instead of sleeping in the worker. A job that keeps failing, or outlives its
+budget, ends as a failed check run that says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+
+from githubkit import GitHub
+
+from .github import GitHubError, app_client
+from .jobs import Clients, JobRunner
+from .observability import Metrics
+from .publish import CHECK_NAME, LINT_CHECK_NAME, Publisher
+from .settings import Settings
+from .store import Job, JobSpec, Store
+
+log = logging.getLogger("signoff_bot.worker")
+
+IDLE_POLL_SECONDS = 0.2
+
+
+class Worker:
+    def __init__(self, settings: Settings, store: Store, runner: JobRunner, metrics: Metrics, name: str = ""):
+        self.settings = settings
+        self.store = store
+        self.runner = runner
+        self.metrics = metrics
+        self.owner = name or f"worker-{uuid.uuid4().hex[:12]}"
+
+    async def run_forever(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                job = await asyncio.to_thread(self.store.lease, self.owner, self.settings.lease_seconds)
+            except Exception:  # noqa: BLE001 - a locked or unavailable database: wait and try again
+                log.exception("lease failed")
+                job = None
+            if job is None:
+                try:
+                    await asyncio.wait_for(stop.wait(), IDLE_POLL_SECONDS)
+                except asyncio.TimeoutError:
+                    pass
+                continue
+            await self.process(job)
+
+    async def process(self, job: Job) -> None:
+        extra = {"job": job.id, "kind": job.kind, "repo": job.repo, "pr": job.pr,
+                 "delivery": job.payload.get("delivery")}
+        if time.time() - job.created_at > self.settings.job_budget_seconds:
+            await self._give_up(job, f"the job did not finish within its {self.settings.job_budget_seconds:.0f} s budget")
+            return
+        task = asyncio.create_task(self.runner.run(job))
+        keeper = asyncio.create_task(self._keep_lease(job, task))
+        try:
+            await task
+        except asyncio.CancelledError:
+            log.warning("lease lost; job abandoned to another worker", extra=extra)
+            self.metrics.jobs.labels(job.kind, "abandoned").inc()
+            return
+        except GitHubError as exc:
+            if exc.transient and job.attempts < self.settings.max_attempts:
+                delay = exc.retry_after if exc.retry_after is not None else min(300.0, 2.0 ** job.attempts)
+                await asyncio.to_thread(self.store.retry, job, self.owner, delay, str(exc))
+                self.metrics.jobs.labels(job.kind, "retried").inc()
+                log.info("retrying", extra={**extra, "error": str(exc)})
+                return
+            await self._give_up(job, str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - a bug must not kill the worker; the job fails visibly
+            log.exception("job crashed", extra=extra)
+            await self._give_up(job, f"internal error ({type(exc).__name__})")
+            return
+        finally:
+            keeper.cancel()
+        await asyncio.to_thread(self.store.complete, job, self.owner)
+        self.metrics.jobs.labels(job.kind, "done").inc()
+
+    async def _keep_lease(self, job: Job, task: asyncio.Task) -> None:
+        interval = max(0.05, self.settings.lease_seconds / 3)
+        while not task.done():
+            await asyncio.sleep(interval)
+            held = await asyncio.to_thread(self.store.heartbeat, job, self.owner, self.settings.lease_seconds)
+            if not held:
+                task.cancel()
+                return
+
+    async def _give_up(self, job: Job, reason: str) -> None:
+        """Fail the job and say so on the PR's check run (best effort: GitHub may be the problem)."""
+        await asyncio.to_thread(self.store.fail, job, self.owner, reason)
+        self.metrics.jobs.labels(job.kind, "failed").inc()
+        log.error("job failed", extra={"job": job.id, "kind": job.kind, "repo": job.repo, "pr": job.pr,
+                                       "error": reason})
+        try:
+            gh = self.runner.clients.installation(job.installation_id)
+            pull = (await gh.rest.pulls.async_get(*job.repo.split("/", 1), job.pr)).parsed_data
+            name = LINT_CHECK_NAME if job.kind == "lint" else CHECK_NAME
+            await Publisher(gh, job.repo, self.settings.bot_login).check_run(
+                pull.head.sha, name, "failure", "Verification could not complete",
+                f"signoff-bot could not finish this {job.kind} job: {reason}. "
+                "Re-run the check or comment the re-check command to try again.")
+        except Exception:  # noqa: BLE001
+            log.warning("could not publish the failure", extra={"job": job.id, "repo": job.repo, "pr": job.pr})
+
+
+class Reconciler:
+    """GitHub does not redeliver failed webhooks: periodically queue every open PR whose head has no verdict."""
+
+    def __init__(self, settings: Settings, store: Store, clients: Clients):
+        self.settings = settings
+        self.store = store
+        self.clients = clients
+        self._app: GitHub | None = None
+
+    def app(self) -> GitHub:
+        if self._app is None:
+            self._app = app_client(self.settings.app_id, self.settings.private_key, self.settings.github_url)
+        return self._app
+
+    async def run_forever(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                queued = await self.once()
+                if queued:
+                    log.info(f"reconcile queued {queued} verification(s)")
+            except Exception as exc:  # noqa: BLE001 - try again next round
+                log.warning("reconcile failed", extra={"error": f"{type(exc).__name__}: {exc}"})
+            try:
+                await asyncio.wait_for(stop.wait(), self.settings.reconcile_seconds)
+            except asyncio.TimeoutError:
+                pass
+
+    async def once(self) -> int:
+        queued = 0
+        installations = (await self.app().rest.apps.async_list_installations(per_page=100)).parsed_data
+        for installation in installations:
+            gh = self.clients.installation(installation.id)
+            repos = (await gh.rest.apps.async_list_repos_accessible_to_installation(per_page=100)).parsed_data
+            for repo in repos.repositories:
+                owner, name = repo.full_name.split("/", 1)
+                pulls = (await gh.rest.pulls.async_list(owner, name, state="open", per_page=100)).parsed_data
+                specs = [JobSpec("verify", repo.full_name, p.number, installation.id, {"reason": "reconcile"})
+                         for p in pulls if not p.draft
+                         and self.store.verdict_for(repo.full_name, p.number, p.head.sha) is None]
+                if specs:
+                    await asyncio.to_thread(self.store.enqueue, specs)
+                    queued += len(specs)
+        return queued
