@@ -194,6 +194,16 @@ def test_unchanged_master_entries_are_linked_only_through_changed_recipes():
     assert not p.entry_changed
 
 
+def test_recipes_outside_the_repository_link_no_points():
+    assert recipes.linked_points(lint_ctx(None, master_yaml(), extra={RECIPE_PATH: None})) == ()
+
+
+def test_comment_only_edits_do_not_change_an_entry():
+    master = master_yaml()
+    edited = master.replace("  image:", "  # a note\n  image:")
+    assert recipes.linked_points(lint_ctx(None, edited, master_base=master, extra={RECIPE_PATH: recipe_yaml()})) == ()
+
+
 def test_wanted_recipes_names_recipes_the_snapshot_lacks():
     c = lint_ctx(None, master_yaml())
     assert recipes.wanted_recipes(c).files == ((HEAD, RECIPE_PATH),)
@@ -201,7 +211,7 @@ def test_wanted_recipes_names_recipes_the_snapshot_lacks():
 
 
 def test_selector_and_foreign_paths():
-    c = lint_ctx(None, master_yaml(rel=RECIPE_REL + ":override_mtp[0]"))
+    c = lint_ctx(None, master_yaml(rel=RECIPE_REL + ":override_mtp[0]"), extra={RECIPE_PATH: recipe_yaml()})
     [p] = recipes.linked_points(c)
     assert (p.recipe_path, p.selector) == (RECIPE_PATH, "override_mtp[0]")
     assert recipes.state(c).resolve("/abs/path.yaml") is None

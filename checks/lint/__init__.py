@@ -20,6 +20,9 @@ from ..evidence import Wanted
 from ..result import Finding, Severity
 from . import (
     car_v2,
+    changelog_append_only,
+    changelog_pr_link,
+    changelog_unknown_key,
     cpus_per_task,
     master_recipe_parity,
     spec_decode_chat_template,
@@ -32,6 +35,9 @@ RULES: tuple[ModuleType, ...] = (
     spec_decode_chat_template,
     master_recipe_parity,
     cpus_per_task,
+    changelog_pr_link,
+    changelog_append_only,
+    changelog_unknown_key,
 )
 
 _BY_ID = {rule.ID: rule for rule in RULES}

@@ -1,4 +1,4 @@
-"""What the recipe rules share: srt-slurm recipes parsed once, the master points that name them, SKU facts.
+"""What the lint rules share: recipes parsed once, the master points that name them, SKU facts, the changelog diff.
 
 A recipe is a YAML file under `Policy.recipe_root`; a master-config point
 names one with `CONFIG_FILE=recipes/<path>` in an `additional-settings`
@@ -21,6 +21,7 @@ from functools import cached_property
 from typing import Any, Iterator
 from weakref import WeakKeyDictionary
 
+from .. import changelog
 from ..context import Context
 from ..evidence import Wanted
 from ..masterconfig import MasterConfig
@@ -249,18 +250,21 @@ class _State:
     def naming(self) -> dict[str, tuple[tuple[str, str, bool], ...]]:
         """recipe path -> (master config path, key, entry changed) of every entry naming it at head.
 
-        A textual scan of the blocks; only entries the PR changes are parsed
-        (`Context.changed_entries`, shared with the checks), the others when a rule needs them.
+        A textual scan of the blocks: an entry counts as changed when its block
+        differs from base beyond comment and blank lines. Nothing is parsed
+        here; `linked_points` parses only entries whose recipes exist.
         """
         index: dict[str, list[tuple[str, str, bool]]] = {}
-        changed_entries = {(e.path, e.key) for e in self.ctx.changed_entries if e.status != "removed"}
+        base_cfgs = self.ctx.base_configs
         for cfg_path, cfg in sorted(self.ctx.head_configs.items()):
             if "CONFIG_FILE=" not in cfg.text:
                 continue
+            base = base_cfgs.get(cfg_path)
             for key, block in cfg.blocks.items():
                 if "CONFIG_FILE=" not in block.text:
                     continue
-                changed = (cfg_path, key) in changed_entries
+                old = base.blocks.get(key) if base else None
+                changed = old is None or _content(old.text) != _content(block.text)
                 for setting in _CONFIG_FILE.findall(block.text):
                     resolved = self.resolve(setting)
                     if resolved and (cfg_path, key, changed) not in index.get(resolved[0], ()):
@@ -268,31 +272,47 @@ class _State:
         return {path: tuple(refs) for path, refs in index.items()}
 
     @cached_property
+    def named_by_changes(self) -> tuple[str, ...]:
+        """Recipe paths named by changed master entries (whether or not the snapshot holds them)."""
+        return tuple(sorted(path for path, refs in self.naming.items() if any(c for _p, _k, c in refs)))
+
+    @cached_property
     def linked_points(self) -> tuple[PointRef, ...]:
-        """Points naming a recipe, in entries the PR changes or naming recipes the PR changes."""
+        """Points naming an existing recipe, in entries the PR changes or naming recipes the PR changes."""
         changed_recipes = {r.path for r in self.changed_recipes}
-        wanted: set[tuple[str, str]] = set()
-        changed_entries: set[tuple[str, str]] = set()
+        wanted: dict[tuple[str, str], bool] = {}
         for recipe_path, refs in self.naming.items():
+            if self.recipe(recipe_path) is None:
+                continue  # not in this repository (an srt-slurm recipe), or not fetched
             for cfg_path, key, changed in refs:
                 if changed or recipe_path in changed_recipes:
-                    wanted.add((cfg_path, key))
-                if changed:
-                    changed_entries.add((cfg_path, key))
+                    wanted[(cfg_path, key)] = changed
         out: list[PointRef] = []
-        for cfg_path, key in sorted(wanted):
+        for (cfg_path, key), changed in sorted(wanted.items()):
             entry = _entry(self.ctx.head_configs[cfg_path], key)
             if entry is None:
                 continue
             for point, setting, line in _points(entry):
                 resolved = self.resolve(setting)
-                if resolved is None:
+                if resolved is None or self.recipe(resolved[0]) is None:
                     continue
                 recipe_path, selector = resolved
-                changed = (cfg_path, key) in changed_entries
                 if changed or recipe_path in changed_recipes:
                     out.append(PointRef(cfg_path, key, entry, point, recipe_path, selector, line, changed))
         return tuple(out)
+
+    @cached_property
+    def changelog_diff(self) -> changelog.ChangelogDiff | None:
+        path = self.ctx.policy.changelog
+        f = self.ctx.snap.changed(path)
+        if f is None or f.head_text is None:
+            return None
+        return changelog.diff_texts(path, f.base_text, f.head_text)
+
+
+def _content(text: str) -> list[str]:
+    """A master block's lines that carry YAML content (comments and blank lines dropped)."""
+    return [line.rstrip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
 def _entry(cfg: MasterConfig, key: str) -> LineDict | None:
@@ -355,13 +375,17 @@ def entries_naming(ctx: Context, path: str) -> tuple[tuple[str, str, bool], ...]
     return state(ctx).naming.get(path, ())
 
 
+def changelog_diff(ctx: Context) -> changelog.ChangelogDiff | None:
+    """How the PR changes perf-changelog.yaml (`checks.changelog`); None when it does not touch it."""
+    return state(ctx).changelog_diff
+
+
 def is_changed(ctx: Context, path: str) -> bool:
     f = ctx.snap.changed(path)
     return f is not None and f.status != "removed"
 
 
 def wanted_recipes(ctx: Context) -> Wanted:
-    """The head version of every recipe a linked master point names that the snapshot does not hold yet."""
+    """The head version of every recipe a changed master entry names that the snapshot does not hold yet."""
     head = ctx.snap.pr.head_sha
-    return Wanted(files=tuple(sorted({(head, p.recipe_path) for p in linked_points(ctx)
-                                      if not ctx.snap.knows(p.recipe_path)})))
+    return Wanted(files=tuple((head, path) for path in state(ctx).named_by_changes if not ctx.snap.knows(path)))
