@@ -95,7 +95,7 @@ class Unreadable:
 class ModelsMd:
     deprecations: tuple[Deprecation, ...]
     unreadable: tuple[Unreadable, ...]
-    prefixes: frozenset[str]  # every prefix of the model support matrix
+    prefixes: frozenset[str]  # every model prefix MODELS.md names (support matrix, notices)
     seq_scenarios: dict[tuple[int, int], str] = field(default_factory=dict)  # (isl, osl) -> scenario name
 
     def scenario_name(self, scenario: str, isl, osl) -> str:
@@ -143,7 +143,8 @@ class _Parser:
                 self._prose(i, line)
                 i += 1
         self._close_section()
-        return ModelsMd(tuple(self.out), tuple(self.unreadable), frozenset(self.prefixes), dict(self.seq))
+        named = self.prefixes.union(*(d.prefixes for d in self.out), *(u.prefixes for u in self.unreadable))
+        return ModelsMd(tuple(self.out), tuple(self.unreadable), frozenset(named), dict(self.seq))
 
     # --- sections -----------------------------------------------------------
 

@@ -68,7 +68,7 @@ def md():
 
 
 def test_prefixes_and_fixed_length_scenarios(md):
-    assert md.prefixes == {"kimik3", "glm5", "glm5.1", "dsv4", "qwen3.5"}
+    assert md.prefixes == {"kimik3", "glm5", "glm5.1", "dsv4", "qwen3.5", "minimaxm3", "kimik2.5"}
     assert md.scenario_name("fixed-seq-len", 8192, 1024) == "Single-turn 8k1k"
     assert md.scenario_name("fixed-seq-len", 1024, 1024) == "Single-turn 1k1k"
     assert md.scenario_name("fixed-seq-len", 1024, 8192) == "Single-turn 1k8k"  # by the k-suffix rule

@@ -1,0 +1,186 @@
+"""Check 7 (deprecated models): unit cases on small snapshots, and agreement with the shared worlds."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from app.offline import snapshot_from_world
+from app.world import World
+from checks import deprecation
+from checks.context import Context
+from checks.result import Severity, Status
+from tests.builders import ctx
+from tests.conftest import world_params
+from tests.test_models_md import MODELS
+
+PATH = "configs/amd-master.yaml"
+OTHER = """\
+dsr1-fp8-mi300x-sglang:
+  image: lmsysorg/sglang:v0.5
+  model: deepseek-ai/DeepSeek-R1-0528
+  model-prefix: dsr1
+  runner: mi300x
+  precision: fp8
+  framework: sglang
+  multinode: false
+  scenarios:
+    fixed-seq-len:
+    - isl: 8192
+      osl: 1024
+      search-space:
+      - { tp: 8, conc-start: 4, conc-end: 64 }
+"""
+
+
+def entry(key="kimik2.5-fp4-mi355x-vllm", prefix="kimik2.5", precision="fp4", isl=8192, osl=1024,
+          agentic=False, spec="none"):
+    if agentic:
+        scenarios = f"""    agentic-coding:
+    - dram-utilization: 0.6
+      search-space:
+      - {{ tp: 8, spec-decoding: {spec}, conc-list: [1, 4] }}
+"""
+    else:
+        scenarios = f"""    fixed-seq-len:
+    - isl: {isl}
+      osl: {osl}
+      search-space:
+      - {{ tp: 8, spec-decoding: {spec}, conc-start: 4, conc-end: 64 }}
+"""
+    return f"""{key}:
+  image: vllm/vllm-openai-rocm:nightly
+  model: some/model
+  model-prefix: {prefix}
+  runner: mi355x
+  precision: {precision}
+  framework: vllm
+  multinode: false
+  scenarios:
+{scenarios}"""
+
+
+def run(head_entry: str | None, now="2026-08-12T12:00:00Z", models: str | None = MODELS, base=OTHER):
+    policy = {"MODELS.md": models} if models is not None else {}
+    head = base + ("\n" + head_entry if head_entry else "")
+    return deprecation.check(ctx(now=now, policy=policy, master_base={PATH: base}, master_head={PATH: head}))
+
+
+def test_na_without_config_changes():
+    r = run(None)
+    assert r.status is Status.NA and r.findings == ()
+
+
+def test_na_when_the_pr_only_removes_an_entry():
+    r = run(None, base=OTHER + "\n" + entry())
+    assert r.status is Status.NA
+
+
+def test_missing_models_md_fails_closed():
+    r = run(entry(), models=None)
+    assert r.status is Status.FAIL
+    assert r.reason == "MODELS.md is not on the base branch; deprecation cannot be verified"
+
+
+def test_scheduled_deprecation_is_allowed_until_its_last_day():
+    r = run(entry(), now="2026-08-06T23:59:59Z")
+    assert r.status is Status.PASS
+    assert r.reason == "MODELS.md lists kimik2.5 Single-turn 8k1k as active on 2026-08-06"
+
+
+def test_after_the_last_day_the_scenario_fails_on_its_point_line():
+    r = run(entry(), now="2026-08-07T00:00:00Z")
+    assert r.status is Status.FAIL
+    assert r.reason.startswith(f"{PATH}:29 kimik2.5-fp4-mi355x-vllm submits kimik2.5 Single-turn 8k1k, deprecated "
+                               f"since 2026-08-07 (MODELS.md:25: ")
+    assert "remove it from this PR" in r.reason and "\n" not in r.reason
+    lines = {(f.path, f.line, f.rule, f.severity) for f in r.findings}
+    assert (PATH, 29, "deprecated-model", Severity.ERROR) in lines
+    assert (PATH, 19, "deprecated-model", Severity.ERROR) in lines  # the model is fully retired: model-prefix line
+
+
+def test_deprecated_for_all_models_scenario():
+    r = run(entry(key="dsv4-fp4-mi355x-vllm", prefix="dsv4", isl=1024, osl=1024))
+    assert r.status is Status.FAIL
+    assert "dsv4 Single-turn 1k1k, deprecated since 2026-07-17 (MODELS.md:33:" in r.reason
+
+
+def test_precision_rule_reports_on_the_precision_line():
+    r = run(entry(key="qwen3.5-bf16-mi355x-vllm", prefix="qwen3.5", precision="bf16"))
+    assert r.status is Status.FAIL
+    assert "qwen3.5 Single-turn 8k1k bf16 recipe, deprecated since 2026-08-04" in r.reason
+    assert {f.line for f in r.findings} == {21}
+
+
+def test_retired_model_reports_on_the_model_prefix_line():
+    r = run(entry(key="glm5-fp8-mi355x-vllm", prefix="glm5"))
+    assert r.status is Status.FAIL
+    assert "submits model glm5, retired since 2026-07-18" in r.reason
+    assert 19 in {f.line for f in r.findings}
+
+
+def test_non_spec_arm_deprecated_from_day_zero():
+    r = run(entry(key="kimik3-fp4-mi355x-vllm-agentic", prefix="kimik3", agentic=True, spec="none"))
+    assert r.status is Status.FAIL
+    assert "kimik3 Agentic coding without speculative decoding, deprecated (MODELS.md:19:" in r.reason
+    ok = run(entry(key="kimik3-fp4-mi355x-vllm-agentic-mtp", prefix="kimik3", agentic=True, spec="mtp"))
+    assert ok.status is Status.PASS
+
+
+def test_not_yet_enacted_arm_retirement_does_not_fail():
+    r = run(entry(key="dsv4-fp4-mi355x-vllm-agentic", prefix="dsv4", agentic=True, spec="none"))
+    assert r.status is Status.PASS
+    assert r.reason == "MODELS.md lists dsv4 Agentic coding as active on 2026-08-12"
+
+
+def test_a_modified_entry_is_checked_in_full():
+    stale = entry(key="dsv4-fp4-mi355x-vllm", prefix="dsv4", isl=1024, osl=1024)
+    base = OTHER + "\n" + stale
+    head = OTHER + "\n" + stale.replace("vllm-openai-rocm:nightly", "vllm-openai-rocm:v0.30")
+    r = deprecation.check(ctx(now="2026-08-12T12:00:00Z", policy={"MODELS.md": MODELS},
+                              master_base={PATH: base}, master_head={PATH: head}))
+    assert r.status is Status.FAIL  # only the image changed, but the whole entry reruns, 1k1k included
+    assert "dsv4 Single-turn 1k1k" in r.reason
+
+
+def test_prefix_not_in_models_md_is_not_deprecated():
+    r = run(entry(key="newmodel-fp4-mi355x-vllm", prefix="newmodel"))
+    assert r.status is Status.PASS
+    assert "(newmodel not listed in MODELS.md, so not deprecated)" in r.reason
+
+
+def test_unreadable_deprecation_for_the_model_fails_closed():
+    models = MODELS.replace("| Single-turn 8k1k | Agentic coding |", "| the long-context arm | Agentic coding |")
+    r = run(entry(key="minimaxm3-fp4-mi355x-vllm", prefix="minimaxm3"), models=models)
+    assert r.status is Status.FAIL
+    assert "MODELS.md:11 states a deprecation the bot cannot read" in r.reason
+    other = run(entry(key="dsv4-fp4-mi355x-vllm", prefix="dsv4"), models=models)
+    assert other.status is Status.PASS
+
+
+def test_malformed_entry_fails_with_its_line():
+    bad = "broken-key:\n  image: [unclosed\n  model-prefix: dsv4\n"
+    r = run(bad)
+    assert r.status is Status.FAIL
+    assert r.reason.startswith(f"{PATH}:")
+    assert r.findings and r.findings[0].path == PATH
+
+
+def test_unreadable_review_date_fails_closed():
+    r = run(entry(), now="someday")
+    assert r.status is Status.FAIL and "review date" in r.reason
+
+
+def test_deterministic():
+    assert run(entry(), now="2026-08-12T00:00:00Z") == run(entry(), now="2026-08-12T00:00:00Z")
+
+
+@pytest.mark.parametrize("world", world_params())
+def test_agrees_with_the_shared_worlds(world):
+    expected = (yaml.safe_load((world / "expected.yaml").read_text()) or {}).get("checks") or {}
+    snap = snapshot_from_world(World.load(world), modules=(deprecation,))
+    result = deprecation.check(Context(snap))
+    if deprecation.NUMBER in expected:
+        assert result.status.value == expected[deprecation.NUMBER], result.reason
+    elif not snap.policy.get("MODELS.md"):
+        assert result.status is Status.FAIL and "not on the base branch" in result.reason
