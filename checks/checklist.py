@@ -1,0 +1,269 @@
+"""Check 5 — the sign-off uses the LATEST checklist template.
+
+What it enforces: the sign-off's first item affirms the reviewer used the
+current `docs/PR_REVIEW_CHECKLIST.md`; this check verifies it. The template is
+the checklist under the "Template" heading of that file on the base branch tip
+(`Policy.checklist`): its fenced code block, or the section's text when it has
+none. It is parsed exactly as a sign-off is (`checks.signoff`), so template and
+sign-off items are read by one grammar. A missing file or template fails closed.
+
+Deterministic matching (wording may drift, items may not go missing):
+
+- Text is normalized: markdown links become their text, URLs, markdown and
+  punctuation drop out, case folds; sign-off words absent from the template's
+  vocabulary are replaced by their closest template word (difflib, cutoff
+  0.8), which absorbs small typos.
+- Similarity is on words (difflib.SequenceMatcher, no autojunk): the larger
+  of the match ratio and, when the shorter text has at least 40% of the
+  longer one's words, the share of the shorter text found in the longer one
+  (a trimmed "Please link to ..." or an appended run URL still matches).
+- A template item and a sign-off item correspond when the score is at least
+  0.8 (`THRESHOLD`) and the template item is the one the sign-off item
+  resembles most (so a near-duplicate of a sibling cannot stand in for a
+  missing item). Pairs are assigned one-to-one, best score first, ties by
+  template order then sign-off order.
+
+PASS when every template item corresponds to a sign-off item that is checked,
+or unchecked but explained. "Explained" means: the additional detail section
+holds more than the template's placeholder ("- insert any additional info
+here"), and it mentions the item: it shares a word stem (the first 6 letters
+of a word of 5+ letters) with the item's group (a top-level item and its
+sub-items) that no other group of the template uses. An unchecked sub-item is
+explained through its group, so "single-node recipe publication: not
+applicable" covers the recipe item and its "I linked the upstream PR" sub-item.
+Extra sign-off items the template no longer has are ignored.
+
+Passing:  every current item present and `[x]`, or `[ ]` with
+          "The golden-AL item is not applicable: ..." in the detail section.
+Failing:  a sign-off copied from an older template that lacks "Verified that
+          speculative decoding PRs uses chat templates ..." (stale copy).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from . import signoff
+from .context import Context
+from .result import CheckResult, Status
+from .snapshot import Comment
+
+NUMBER = 5
+NAME = "latest checklist"
+
+THRESHOLD = 0.8
+COVER_MIN_LENGTH = 0.4  # containment counts only when the shorter text has >= 40% of the longer's words
+TYPO_CUTOFF = 0.8
+MAX_CANONICAL_WORDS = 2_000  # typo lookups per sign-off; beyond it words are compared as written
+_SHOWN = 3
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*)$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_URL = re.compile(r"https?://\S+")
+_NON_WORD = re.compile(r"[\W_]+")
+# Function words long enough to be stems but saying nothing about an item.
+_STOPWORDS = frozenset("""about above across after again against along already among another because before
+being below between could doesn during every other should since their there these those through under until
+where which while would without within""".split())
+
+
+@dataclass(frozen=True)
+class _TemplateItem:
+    item: signoff.ChecklistItem
+    line: int  # line in the checklist file
+    group: int  # index of its top-level item
+    words: tuple[str, ...]
+
+
+def check(ctx: Context) -> CheckResult:
+    sign = ctx.signoff
+    if sign is None:
+        return _fail(f'no sign-off found: no comment begins with "{ctx.policy.signoff_phrase}"')
+    path = ctx.policy.checklist
+    text = ctx.snap.policy.get(path)
+    if text is None:
+        return _fail(f"{path} is missing on the base branch; the sign-off cannot be checked against the template")
+    found = _template(text)
+    if found is None:
+        return _fail(f"{path} has no \"Template\" heading; the sign-off cannot be checked against the template")
+    block, first_line = found
+    template = signoff.parse(Comment(0, "template", "", "", block, ""))
+    items = _template_items(template.items, first_line)
+    if not items:
+        return _fail(f"{path} has no checklist items under its \"Template\" heading; the sign-off cannot be checked")
+    vocabulary = sorted({w for t in items for w in t.words})
+    typos: dict[str, str] = {}
+    signed = [_words(i.text, vocabulary, typos) for i in sign.items]
+    match = _assign(items, signed)
+
+    missing = [t for t in items if t.item.line not in match]
+    unchecked = [t for t in items if t.item.line in match and not sign.items[match[t.item.line]].checked]
+    explained_groups = _explained_groups(items, template.detail, sign.detail)
+    unexplained = [t for t in unchecked if t.group not in explained_groups]
+    if missing or unexplained:
+        return _fail(_fail_reason(ctx, path, missing, unexplained))
+    reason = f"sign-off matches the current template ({path}, {len(items)} items)"
+    if unchecked:
+        count = len(unchecked)
+        reason += (f"; the {count} unchecked item{'s' if count > 1 else ''} ({_list(unchecked, path, lines=False)}) "
+                   f"{'are' if count > 1 else 'is'} explained in the additional detail section")
+    else:
+        reason += "; every item is checked"
+    return CheckResult(NUMBER, NAME, Status.PASS, reason)
+
+
+def _fail(reason: str) -> CheckResult:
+    return CheckResult(NUMBER, NAME, Status.FAIL, reason)
+
+
+def _template(text: str) -> tuple[str, int] | None:
+    """(checklist block, its first line in the file) under the first heading that names "Template"."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    fence = ""
+    start = level = None
+    end = len(lines)
+    for n, line in enumerate(lines):
+        f = _FENCE.match(line)
+        if f:
+            if not fence:
+                fence = f.group(1)
+            elif _closes(line, fence):
+                fence = ""
+            continue
+        h = None if fence else _HEADING.match(line)
+        if not h:
+            continue
+        if start is None:
+            if "template" in _normalize(h.group(2)).split():  # closing #s and spaces normalize away
+                start, level = n + 1, len(h.group(1))
+        elif len(h.group(1)) <= level:
+            end = n
+            break
+    if start is None:
+        return None
+    section = lines[start:end]
+    opening = next((i for i, line in enumerate(section) if _FENCE.match(line)), None)
+    if opening is None:
+        return "\n".join(section), start + 1
+    mark = _FENCE.match(section[opening]).group(1)
+    closing = next((i for i in range(opening + 1, len(section)) if _closes(section[i], mark)), len(section))
+    return "\n".join(section[opening + 1:closing]), start + opening + 2
+
+
+def _closes(line: str, fence: str) -> bool:
+    """Whether `line` closes a code block opened by `fence` (same character, at least as long, no info)."""
+    stripped = line.strip()
+    return stripped.startswith(fence) and not stripped.lstrip(fence[0])
+
+
+def _template_items(items: tuple[signoff.ChecklistItem, ...], first_line: int) -> list[_TemplateItem]:
+    out: list[_TemplateItem] = []
+    group = -1
+    for item in items:
+        if item.depth == 0 or group < 0:
+            group += 1
+        out.append(_TemplateItem(item, first_line + item.line - 1, group, tuple(_normalize(item.text).split())))
+    return out
+
+
+def _normalize(text: str) -> str:
+    text = _URL.sub(" ", _LINK.sub(r"\1", text))
+    return " ".join(_NON_WORD.sub(" ", text.lower()).split())
+
+
+def _words(text: str, vocabulary: list[str], typos: dict[str, str]) -> tuple[str, ...]:
+    """Normalized words of a sign-off item, typos mapped to the closest template word (cached in `typos`)."""
+    known = set(vocabulary)
+    out = []
+    for word in _normalize(text).split():
+        if word not in known and word not in typos and len(typos) < MAX_CANONICAL_WORDS:
+            typos[word] = (difflib.get_close_matches(word, vocabulary, 1, TYPO_CUTOFF) or [word])[0]
+        out.append(word if word in known else typos.get(word, word))
+    return tuple(out)
+
+
+def _score(a: tuple[str, ...], b: tuple[str, ...]) -> float:
+    short, long_ = sorted((len(a), len(b)))
+    if not short or short < COVER_MIN_LENGTH * long_:
+        return 0.0  # neither measure can reach THRESHOLD
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    same = sum(block.size for block in matcher.get_matching_blocks())
+    return max(2 * same / (len(a) + len(b)), same / short)
+
+
+def _assign(items: list[_TemplateItem], signed: list[tuple[str, ...]]) -> dict[int, int]:
+    """Template item line (in the template block) -> index of its sign-off item.
+
+    A sign-off item only pairs with the template item(s) it resembles most, so a
+    near-duplicate of one item (they share "Please link to GitHub Action ...")
+    cannot stand in for a missing sibling; then one-to-one, best score first.
+    """
+    pairs = []
+    for si, words in enumerate(signed):
+        scores = [_score(t.words, words) for t in items]
+        best = max(scores, default=0.0)
+        if best >= THRESHOLD:
+            pairs.extend((-best, ti, si) for ti, score in enumerate(scores) if score == best)
+    pairs.sort()
+    taken_t: set[int] = set()
+    taken_s: set[int] = set()
+    match: dict[int, int] = {}
+    for _neg, ti, si in pairs:
+        if ti in taken_t or si in taken_s:
+            continue
+        taken_t.add(ti)
+        taken_s.add(si)
+        match[items[ti].item.line] = si
+    return match
+
+
+def _stems(words) -> set[str]:
+    return {w[:6] for w in words if len(w) >= 5 and w not in _STOPWORDS}
+
+
+def _explained_groups(items: list[_TemplateItem], placeholder: str, detail: str) -> set[int]:
+    """Groups whose distinctive stems the (filled-in) additional detail section mentions."""
+    template_lines = {_normalize(line) for line in placeholder.splitlines()}
+    filled = [n for n in (_normalize(line) for line in detail.splitlines()) if n and n not in template_lines]
+    mentioned = _stems(w for line in filled for w in line.split())
+    if not mentioned:
+        return set()
+    by_group: dict[int, set[str]] = {}
+    for t in items:
+        by_group.setdefault(t.group, set()).update(_stems(t.words))
+    explained = set()
+    for group, stems in by_group.items():
+        others = set().union(*(s for g, s in by_group.items() if g != group))
+        if (stems - others) & mentioned:
+            explained.add(group)
+    return explained
+
+
+def _short(item: _TemplateItem, limit: int = 60) -> str:
+    text = " ".join(_URL.sub(" ", _LINK.sub(r"\1", item.item.text)).replace("*", "").replace("`", "").split())
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",.;:") + "…"
+
+
+def _list(items: list[_TemplateItem], path: str, lines: bool = True) -> str:
+    shown = ", ".join(f"“{_short(t)}”" + (f" ({path}:{t.line})" if lines else "") for t in items[:_SHOWN])
+    return shown + (f" (+{len(items) - _SHOWN} more)" if len(items) > _SHOWN else "")
+
+
+def _fail_reason(ctx: Context, path: str, missing: list[_TemplateItem], unexplained: list[_TemplateItem]) -> str:
+    parts = []
+    if missing:
+        n = len(missing)
+        parts.append(f"sign-off lacks {n} current-template item{'s' if n > 1 else ''}: {_list(missing, path)}")
+    if unexplained:
+        n = len(unexplained)
+        parts.append(f"{n} item{'s' if n > 1 else ''} left unchecked without an explanation in the additional "
+                     f"detail section: {_list(unexplained, path)}")
+    url = f"https://github.com/{ctx.snap.repo}/blob/{ctx.snap.pr.base_ref}/{path}"
+    fix = f"re-post the sign-off from the current template {url}" if missing else \
+        "check them or explain why in the additional detail section"
+    return "; ".join(parts) + f"; {fix}"
