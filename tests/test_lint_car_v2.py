@@ -94,3 +94,11 @@ def test_comments_that_agree_or_talk_about_the_kernel_are_fine():
     both = recipe_yaml(car='    SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2: "0"  # multi-node decode: CAR v2 is not single-node')
     prefill = "# prefill is single-node\n" + recipe_yaml()
     assert found(agree) == found(kernel) == found(both) == found(prefill) == []
+
+
+def test_more_than_one_node_is_a_multinode_claim():
+    spanning = recipe_yaml(car='    SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2: "0"  # decode needs more than one node')
+    single = recipe_yaml(gpn=8, gpu_type="b200", decode_nodes=1, prefill_nodes=1,
+                         car='    SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2: "0"  # decode needs more than one node')
+    assert found(spanning) == []
+    assert found(single) == [(L_CAR, Severity.WARNING)]

@@ -171,8 +171,9 @@ class Recipe:
         explicit = as_int(resources.get(f"gpus_per_{role}"))
         if explicit is not None:
             return explicit
-        nodes, workers, gpn = as_int(resources.get(f"{role}_nodes")), as_int(resources.get(f"{role}_workers")), \
-            self.gpus_per_node
+        nodes = as_int(resources.get(f"{role}_nodes"))
+        workers = as_int(resources.get(f"{role}_workers"))
+        gpn = self.gpus_per_node
         if nodes and workers and gpn:
             return nodes * gpn // workers
         return None
@@ -282,11 +283,10 @@ class _State:
         changed_recipes = {r.path for r in self.changed_recipes}
         wanted: dict[tuple[str, str], bool] = {}
         for recipe_path, refs in self.naming.items():
-            if self.recipe(recipe_path) is None:
-                continue  # not in this repository (an srt-slurm recipe), or not fetched
-            for cfg_path, key, changed in refs:
-                if changed or recipe_path in changed_recipes:
-                    wanted[(cfg_path, key)] = changed
+            relevant = [(p, k, c) for p, k, c in refs if c or recipe_path in changed_recipes]
+            # A recipe the snapshot does not hold is not in this repository (srt-slurm's own) or not fetched.
+            if relevant and self.recipe(recipe_path) is not None:
+                wanted.update(((cfg_path, key), changed) for cfg_path, key, changed in relevant)
         out: list[PointRef] = []
         for (cfg_path, key), changed in sorted(wanted.items()):
             entry = _entry(self.ctx.head_configs[cfg_path], key)

@@ -56,8 +56,8 @@ def check(ctx: Context) -> Iterator[Finding]:
     for rec in changed_recipes(ctx):
         if not rec.flat:
             continue
-        reason = _speculative(rec) or next(
-            (_declared(p) for p in points if p.recipe_path == rec.path and _declared(p)), None)
+        declared = [d for p in points if p.recipe_path == rec.path and (d := _declared(p))]
+        reason = _speculative(rec) or (declared[0] if declared else None)
         if reason and not _chat_template(rec):
             yield Finding(rec.path, rec.line_of("benchmark", "use_chat_template"), ID, SEVERITY,
                           f"{reason}, but the benchmark does not use the chat template, so the draft acceptance "
