@@ -70,8 +70,9 @@ class _Problems:
         self.reasons: list[str] = []
         self.findings: list[Finding] = []
 
-    def add(self, path: str, line: int | None, message: str, where: str | None = None) -> None:
-        self.reasons.append(f"{where or (f'{path}:{line}' if line else path)} {message}")
+    def add(self, path: str, line: int | None, message: str) -> None:
+        """A failure on `path` at head `line`, or on the anchor when the head has no line for it (None)."""
+        self.reasons.append(f"{f'{path}:{line}' if line else path} {message}")
         if line:
             self.findings.append(Finding(path, line, RULE, Severity.ERROR, message))
         else:
@@ -103,7 +104,8 @@ def check(ctx: Context) -> CheckResult:
     if problem is not None:
         side = "head" if d.head.problem else "base"
         line = problem.line if side == "head" else mentions[0][0]
-        msg = f"{path} is not a plain list of entries at {side} (line {problem.line}: {problem.message}); append-only cannot be verified"
+        msg = (f"{path} is not a plain list of entries at {side} (line {problem.line}: {problem.message}); "
+               f"append-only cannot be verified")
         return CheckResult(NUMBER, NAME, Status.FAIL, f"{path}:{line} {msg}",
                            (Finding(path, line, RULE, Severity.ERROR, msg),))
 
@@ -116,9 +118,8 @@ def check(ctx: Context) -> CheckResult:
     if not append and not any("append-only" in e.text for e, _ in broken):
         return na
     first = append[0] if append else broken[0][0]
-    anchor = (path, _append_line(first))
-    problems = _Problems(anchor)
-    for entry, exc in broken:
+    problems = _Problems((path, _append_line(first)))
+    for _entry, exc in broken:
         problems.add(path, exc.line, f"new changelog entry does not parse ({exc.message}); fix the YAML")
     for entry in regular:
         problems.add(path, entry.line, f"regular changelog entry is mixed with the append-only entry at line "
@@ -172,10 +173,9 @@ def _locate(cfgs: dict[str, MasterConfig], key: str) -> tuple[str, MasterConfig]
 def _compare(ctx: Context, key: str, problems: _Problems) -> None:
     """Entry fields unchanged, every base point present at head, additions only in existing scenarios."""
     at_base, at_head = _locate(ctx.base_configs, key), _locate(ctx.head_configs, key)
-    if at_base is None:
-        where = at_head[0] if at_head else None
-        line = at_head[1].blocks[key].line if at_head else None
-        problems.add(where or ctx.policy.changelog, line if where else None,
+    if at_base is None:  # then it is at head: the key was matched among base and head keys
+        head_path, head_cfg = at_head
+        problems.add(head_path, head_cfg.blocks[key].line,
                      f"{key} is a new config; append-only can only add points to an existing config, "
                      f"use a regular changelog entry")
         return
@@ -275,7 +275,7 @@ def _scenario(point: dict) -> tuple:
 
 
 def _nearest(point: dict, head_points: list[tuple[str, dict]], head: dict) -> int:
-    """A head line to report a missing base point on: the same point at another concurrency, its scenario, or the entry."""
+    """Where to report a missing base point at head: that point at another concurrency, its scenario, or the entry."""
     shape = _canon({k: v for k, v in point.items() if k not in ("conc", "line")})
     for _, p in head_points:
         if _canon({k: v for k, v in p.items() if k not in ("conc", "line")}) == shape:

@@ -40,9 +40,13 @@ _BAD_PREAMBLE = re.compile(r"\n(?![#\s]|\Z|---[ \t\r]*(?:\n|\Z)|\.\.\.[ \t\r]*(?
 _BAD_BETWEEN = re.compile(r"\n(?![-#\s]|\Z)|\n-(?![ \t\r\n]|\Z)")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Entry:
-    """One top-level item of the changelog, as text; parsed on first use of `data`. Treat as read-only."""
+    """One top-level item of the changelog, as text; parsed on first use of `data`.
+
+    Not frozen only so that the parse can be cached (and entries built
+    cheaply): treat it as read-only; equality and hash ignore the cache.
+    """
 
     index: int  # position among the file's entries, 0-based
     line: int  # 1-based line of its `- `

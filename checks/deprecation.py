@@ -92,7 +92,8 @@ def check(ctx: Context) -> CheckResult:
     if problems:
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
         return CheckResult(NUMBER, NAME, Status.FAIL, problems[0] + more, tuple(sorted(set(findings))))
-    reason = f"{path} lists {', '.join(active) or 'every changed entry'} as active on {today.isoformat()}"
+    shown = ", ".join(active[:4]) + (f" (+{len(active) - 4} more)" if len(active) > 4 else "")
+    reason = f"{path} lists {shown or 'every changed entry'} as active on {today.isoformat()}"
     if unlisted:
         reason += f" ({', '.join(sorted(set(unlisted)))} not listed in {path}, so not deprecated)"
     return CheckResult(NUMBER, NAME, Status.PASS, reason)
@@ -136,13 +137,10 @@ def _message(key: str, prefix: str, scenario: str | None, precision: str, spec: 
 def _line(change: EntryChange, dep: models_md.Deprecation, point: dict) -> int:
     """The head line that carries what is deprecated: precision, model prefix, or the point."""
     head = change.head
-    line_of = getattr(head, "line_of", None)
-    if line_of is None:
-        return change.line
     if dep.precision is not None and "precision" in head:
-        return line_of("precision")
+        return head.line_of("precision")
     if dep.scenario is None and dep.precision is None and "model-prefix" in head:
-        return line_of("model-prefix")
+        return head.line_of("model-prefix")
     return point.get("line") or change.line
 
 

@@ -180,14 +180,13 @@ def _fail(problems: list[str], findings: list[Finding]) -> CheckResult:
 
 
 def _entry(change: EntryChange) -> _Entry:
-    head = change.head or {}
+    head = change.head  # parsed: entries that failed to parse are reported before
 
     def text(field: str) -> str:
         value = head.get(field)
         return "" if value is None or isinstance(value, (dict, list)) else str(value).strip()
 
-    line_of = getattr(head, "line_of", None)
-    image_line = line_of("image", change.line) if line_of and "image" in head else change.line
+    image_line = head.line_of("image") if "image" in head else change.line
     return _Entry(change.path, change.key, change.line, text("image"), image_line, text("framework"),
                   text("model-prefix").lower(), sku_family(text("runner")))
 
