@@ -300,7 +300,16 @@ def _describe_scenario(scenario: tuple) -> str:
 
 
 def _canon(value) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
+    """A canonical text of a YAML value: key order and line numbers do not matter, any key type is fine."""
+    return json.dumps(_plain(value), sort_keys=True, default=str)
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _show(value) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checks import changelog
@@ -138,6 +138,20 @@ def test_appended_entries_are_exactly_the_new_ones(old, added):
     d = diff(Changelog("p", base), Changelog("p", head))
     assert [e.index for e in d.new] == list(range(len(old), len(old) + len(added)))
     assert d.append_only_file
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="- :#\n\t\rabc.", max_size=300), st.text(alphabet="- :#\n\tabc.", max_size=300))
+def test_never_raises_and_lines_increase(base, head):
+    d = diff_texts("p", base, head)
+    lines = [e.line for e in d.head.entries]
+    assert lines == sorted(set(lines))
+    assert all(e.line <= e.end_line for e in d.head.entries)
+    for e in d.new:
+        try:
+            e.data
+        except YamlProblem:
+            pass
 
 
 def test_deterministic():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.offline import snapshot_from_world
 from app.world import World
@@ -229,6 +231,12 @@ def test_unreadable_changelog_fails_closed():
     assert r.status is Status.FAIL and "could not be read (too large)" in r.reason
 
 
+def test_odd_yaml_values_never_raise():
+    head = config("{ tp: 8, 1: one, extra: {2: two, b: [x, {3: y}]}, conc-list: [4, 8, {c: 1}] }")
+    assert run(head).status is Status.FAIL  # the points changed; no exception on mixed key types
+    assert run(config("{ tp: 8, conc-start: 0, conc-end: -4 }")).status is Status.FAIL
+
+
 def test_deterministic():
     head = config("{ tp: 8, ep: 8, conc-list: [4, 16] }", image="x/y:1")
     assert run(head) == run(head)
@@ -261,3 +269,11 @@ def test_agrees_with_the_shared_worlds(world):
         assert result.status.value == expected[append_only.NUMBER], result.reason
     else:
         assert result.status is Status.NA  # no world has an append-only entry
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="- :#[]{}\n\tabc0123'\"", max_size=200), st.text(alphabet="- :#[]{}\nabc01'", max_size=200))
+def test_never_raises_on_arbitrary_text(cfg_text, log_text):
+    files = [changed(LOG, HISTORY, HISTORY + log_text + "\n" + log_entry()), changed(CFG, BASE_CFG, cfg_text)]
+    r = append_only.check(ctx(files=files, master_base={CFG: BASE_CFG}, master_head={CFG: cfg_text}))
+    assert r.status in (Status.PASS, Status.FAIL, Status.NA)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.offline import snapshot_from_world
 from app.world import World
@@ -184,3 +186,11 @@ def test_agrees_with_the_shared_worlds(world):
         assert result.status.value == expected[deprecation.NUMBER], result.reason
     elif not snap.policy.get("MODELS.md"):
         assert result.status is Status.FAIL and "not on the base branch" in result.reason
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="- :#[]{}\n\tabc0123'\"", max_size=200), st.text(alphabet="|-`#*( )\nabc0123", max_size=300))
+def test_never_raises_on_arbitrary_text(cfg_text, models_text):
+    r = deprecation.check(ctx(policy={"MODELS.md": models_text}, master_base={PATH: OTHER},
+                              master_head={PATH: OTHER + cfg_text}))
+    assert r.status in (Status.PASS, Status.FAIL, Status.NA)

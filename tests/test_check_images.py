@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.offline import snapshot_from_world
 from app.world import World
@@ -242,3 +244,10 @@ def test_agrees_with_the_shared_worlds(world):
         assert result.status.value == expected[images.NUMBER], result.reason
     else:
         assert result.status in (Status.PASS, Status.FAIL, Status.NA)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="- :#[]{}\n\tabcimgrunfw0123'\"", max_size=200))
+def test_never_raises_on_arbitrary_text(text):
+    r = images.check(ctx(master_base={NV: EXISTING}, master_head={NV: EXISTING + text}))
+    assert r.status in (Status.PASS, Status.FAIL, Status.NA)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from checks import models_md
 from tests.conftest import SHARED_WORLDS
@@ -136,6 +138,13 @@ def test_fully_retired_without_a_named_model_is_unreadable():
 def test_garbage_never_raises():
     for text in ("", "|", "| a |\n|", "### May 40, 2026\nis the last day\n", "| Prefix |\n|---|\n| `x` |"):
         models_md.parse(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="|-`#*( ),.\nabcdeklnoprstuy0123456789ADJMSTU", max_size=400))
+def test_never_raises_on_arbitrary_text(text):
+    md = models_md.parse(text)
+    assert all(d.line >= 1 for d in md.deprecations)
 
 
 def test_deterministic():
