@@ -131,7 +131,7 @@ def check(ctx: Context) -> CheckResult:
     policy = ctx.policy
     established = {s.lower() for s in policy.established_skus}
     orgs = {o.lower() for o in policy.upstream_image_orgs}
-    upstream_by = _upstream_index(ctx)
+    upstream_by: dict[tuple[str, str], list[str]] | None = None  # scanned only when ordering must be decided
 
     problems: list[str] = []
     findings: list[Finding] = []
@@ -154,6 +154,8 @@ def check(ctx: Context) -> CheckResult:
                 problems.append(f"{e.path}:{e.image_line} {msg}")
                 findings.append(Finding(e.path, e.image_line, RULE_IMAGE, Severity.ERROR, msg))
         elif _new_submission(change, e):
+            if upstream_by is None:
+                upstream_by = _upstream_index(ctx)
             match = upstream_by.get((e.prefix, e.sku), [])
             if match:
                 notes.append(f"{e.key}: engine-first ordering satisfied by {', '.join(match[:3])}")
