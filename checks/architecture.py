@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from .context import Context
 from .result import CheckResult, Finding, Severity, Status
 from .snapshot import ChangedFile
-from .specdecode import ShellLine, assignments, resolve, shell_lines, strip_comment
+from .specdecode import ShellLine, assignments, heredoc_bodies, resolve, shell_lines, strip_comment
 
 NUMBER = 8
 NAME = "no architecture hacks"
@@ -73,9 +73,8 @@ _CONFIG_JSON = re.compile(r"(?<![\w.-])config\.json\b")
 _SHELL_WRITE = re.compile(r"\bsed\s+(?:-[a-zA-Z]*i|--in-place)|\bjq\b[^|]*>|>\s*[\"']?[^\s\"']*config\.json"
                           r"|\btee\b|(?:^|[;&|]\s*)(?:sudo\s+)?(?:cp|mv)\s")
 _PY_WRITE = re.compile(r"json\.dump|\.write_text\(|\.write\(|open\([^)]*[\"'][wa]b?\+?[\"']")
-_SKIP = re.compile(r"--[\w-]*skip[\w-]*(?:layer|index|expert|head)[\w-]*|--[\w-]*(?:layer|index|expert|head)[\w-]*"
-                   r"skip[\w-]*|\b[A-Z0-9_]*SKIP[A-Z0-9_]*(?:LAYER|INDEX|EXPERT|HEAD)[A-Z0-9_]*(?=\s*[=:])"
-                   r"|\b[A-Z0-9_]*(?:LAYER|INDEX|EXPERT|HEAD)[A-Z0-9_]*SKIP[A-Z0-9_]*(?=\s*[=:])")
+_SWITCH = re.compile(r"--[\w-]+|\b[A-Z][A-Z0-9_]*(?=\s*[=:])")
+_SKIPPED = ("layer", "index", "expert", "head")
 
 
 @dataclass(frozen=True)
@@ -127,9 +126,10 @@ def _line_hit(code: str, variables: dict) -> _Hit | None:
                               "serve the checkpoint's native layers/experts/heads")
     if _CONFIG_JSON.search(code) and _SHELL_WRITE.search(code):
         return _Hit(0, code.strip(), "edits the model's config.json before serving; serve the checkpoint's native config")
-    m = _SKIP.search(code)
-    if m:
-        return _Hit(0, m.group(0), f"`{m.group(0)}` skips model computation; remove it")
+    for m in _SWITCH.finditer(code):
+        token = m.group(0).lower()
+        if "skip" in token and any(part in token for part in _SKIPPED):
+            return _Hit(0, m.group(0), f"`{m.group(0)}` skips model computation; remove it")
     return None
 
 
@@ -140,6 +140,7 @@ def _scan(ctx: Context, f: ChangedFile) -> list[_Hit]:
     lines = _lines(f.path, f.head_text or "")
     variables = assignments(tuple(lines.values())) if f.path.endswith((".sh", ".bash")) else {}
     hits: list[_Hit] = []
+    bodies = heredoc_bodies(tuple(lines.values()))
     heredocs_done: set[int] = set()
     for n in sorted(added):
         ln = lines.get(n)
@@ -150,7 +151,7 @@ def _scan(ctx: Context, f: ChangedFile) -> list[_Hit]:
             if doc.diff or doc.start in heredocs_done:
                 continue
             heredocs_done.add(doc.start)
-            body = [b for b in lines.values() if b.heredoc == doc]
+            body = bodies[doc.start]
             target = next((b for b in body if _CONFIG_JSON.search(b.code)), None)
             if target is not None and any(_PY_WRITE.search(b.code) or _SHELL_WRITE.search(b.code) for b in body):
                 hits.append(_Hit(target.number, target.code.strip(),
@@ -168,11 +169,11 @@ def _scan(ctx: Context, f: ChangedFile) -> list[_Hit]:
 
 
 def check(ctx: Context) -> CheckResult:
-    files = [f for f in ctx.changed_files if _in_scope(ctx, f)]
+    files = sorted((f for f in ctx.changed_files if _in_scope(ctx, f)), key=lambda f: f.path)
     if not files:
         return CheckResult(NUMBER, NAME, Status.NA,
                            "the PR changes no benchmark script, recipe, launcher or master config (no server args)")
-    findings = tuple(Finding(f.path, h.line, RULE, Severity.ERROR, h.message) for f in files for h in _scan(ctx, f))
+    findings = tuple(sorted(Finding(f.path, h.line, RULE, Severity.ERROR, h.message) for f in files for h in _scan(ctx, f)))
     if not findings:
         return CheckResult(NUMBER, NAME, Status.PASS,
                            "no architecture overrides (--hf-overrides, --json-model-override-args, model-config "

@@ -49,7 +49,7 @@ import re
 from .context import Context
 from .evidence import Wanted
 from .result import CheckResult, Finding, Severity, Status
-from .specdecode import SpecUnit, assignments, inventory, resolve, shell_commands, shell_lines, wants_files
+from .specdecode import ShellLine, SpecUnit, assignments, inventory, resolve, shell_commands, shell_lines, wants_files
 from .yamlload import load
 
 NUMBER = 9
@@ -87,11 +87,11 @@ def wants(ctx: Context) -> Wanted:
     return wants_files(ctx, libs)
 
 
-def _array_text(text: str, name: str) -> str:
+def _array_text(lines: tuple[ShellLine, ...], name: str) -> str:
     """The items of every `name=( ... )` / `name+=( ... )` literal in a script."""
     out: list[str] = []
     grabbing = False
-    for ln in shell_lines(text):
+    for ln in lines:
         code = ln.code if ln.heredoc is None else ""
         if not grabbing:
             m = re.match(rf"^\s*{re.escape(name)}\+?=\((.*)$", code)
@@ -146,10 +146,14 @@ def _script_problems(ctx: Context, unit: SpecUnit) -> tuple[list[Finding], str]:
     commands = [c for c in shell_commands(lines) if not c.eval_only]
     out: list[Finding] = []
     how: list[str] = []
+    array_items: dict[str, str] = {}
     clients = 0
     for cmd in commands:
         text = resolve(cmd.text, variables)
-        arrays = " ".join(_array_text(unit.text, name) for name in _ARRAY_USE.findall(text))
+        for name in _ARRAY_USE.findall(text):
+            if name not in array_items:
+                array_items[name] = _array_text(lines, name)
+        arrays = " ".join(array_items[name] for name in dict.fromkeys(_ARRAY_USE.findall(text)))
         if _SERVING.search(text) or _DIRECT.search(text):
             clients += 1
             chat = _CHAT.search(text) or _CHAT.search(arrays)
@@ -225,6 +229,7 @@ def check(ctx: Context) -> CheckResult:
         findings.append(Finding(u.path, u.line, RULE, Severity.ERROR,
                                 f"spec-decode config {u.key}: its benchmark script/recipe is not available "
                                 f"({looked}); cannot verify chat-template use"))
+    findings.sort()
     if findings:
         first = findings[0]
         more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""

@@ -66,7 +66,7 @@ from dataclasses import dataclass
 from .context import Context
 from .result import CheckResult, Finding, Severity, Status
 from .snapshot import ChangedFile
-from .specdecode import ShellLine, shell_lines, strip_comment
+from .specdecode import ShellLine, heredoc_bodies, shell_lines, strip_comment
 
 NUMBER = 10
 NAME = "no engine patches"
@@ -97,7 +97,7 @@ _SCRIPT_NAME = re.compile(r"(?<![\w.-])([\w.-]+)\.(?:sh|py)\b")
 _PATCH_STEM = re.compile(r"(?:^|[_.-])patch(?:es|ed|ing)?(?:[_.-]|$)")
 _RUNNER = re.compile(r"^\s*(?:sudo\s+)?(?:\w+=\S+\s+)*(?:bash|sh|source|\.|exec|python[\d.]*|uv\s+run)\s")
 _HOOK = re.compile(r"\b(?:site|user)customize\b|\.pth\b")
-_PIP = re.compile(r"(?:\bpip3?|\bpython[\d.]*\s+-m\s+pip|\buv\s+pip)\s+(?:\S+\s+)*?install\s+(.*)$|"
+_PIP = re.compile(r"(?:\bpip3?|\bpython[\d.]*\s+-m\s+pip|\buv\s+pip)\s[^|;&]*?\binstall\s+(.*)$|"
                   r"\bagentic_pip_install\s+(.*)$")
 _PY_WRITE = re.compile(r"open\([^)]*[\"'][wa]b?\+?[\"']|\.write_text\(|\.write_bytes\(|shutil\.(?:copy|move)"
                        r"|os\.replace\(|os\.rename\(")
@@ -209,14 +209,15 @@ def _shell_sites(path: str, lines: tuple[ShellLine, ...]) -> list[Site]:
     engine_vars: set[str] = set()
     last_clone = ""
     done_docs: set[int] = set()
+    bodies = heredoc_bodies(lines)
     for ln in lines:
         doc = ln.heredoc
         if doc is not None:
             if doc.start in done_docs:
                 continue
             done_docs.add(doc.start)
-            body = [b.code for b in lines if b.heredoc == doc]
-            opener_engine = _touches_engine(doc.opener, engine_vars)
+            body = [b.code for b in bodies[doc.start]]
+            opener_engine = _ENGINE_LOCATOR.search(doc.opener) or _touches_engine(doc.opener, engine_vars)
             if doc.diff:
                 sites.append(Site(path, doc.start, doc.end, f"embeds an inline patch (`{_snippet(doc.opener)}`)"))
             elif doc.python and any(_PY_WRITE.search(b) for b in body) and (
@@ -363,7 +364,7 @@ def _preexisting_problem(ctx: Context, sites: list[Site]) -> tuple[str | None, s
 
 
 def check(ctx: Context) -> CheckResult:
-    files = [f for f in ctx.changed_files if _in_scope(ctx, f)]
+    files = sorted((f for f in ctx.changed_files if _in_scope(ctx, f)), key=lambda f: f.path)
     if not files:
         return CheckResult(NUMBER, NAME, Status.NA,
                            "the PR touches no benchmark script, launcher, workflow, patch file or master config")
@@ -397,6 +398,7 @@ def check(ctx: Context) -> CheckResult:
             covered.append(f"pre-existing patching in {posixpath.basename(path)} is covered by {waiver}")
             continue
         findings.append(Finding(path, sites[0].line, RULE, Severity.ERROR, f"{sites[0].what}; {problem}"))
+    findings.sort()
     if findings:
         first = findings[0]
         more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""

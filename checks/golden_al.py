@@ -309,7 +309,7 @@ def check(ctx: Context) -> CheckResult:
         findings.append(Finding(u.path, u.line, RULE_UNSIMULATED, Severity.ERROR,
                                 f"agentic spec-decode config {u.key}: its benchmark script/recipe is not available "
                                 f"({looked}); cannot verify simulated acceptance"))
-    findings.sort(key=lambda f: (f.path, f.line, f.rule, f.message))
+    findings.sort()
     if findings:
         first = findings[0]
         more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""

@@ -62,6 +62,7 @@ _DIFF_BODY = re.compile(r"^(?:diff --git |--- \S|\+\+\+ \S|@@ -\d|Index: )")
 _PYTHON_CMD = re.compile(r"\bpython[\d.]*\b")
 _ASSIGN = re.compile(r"^\s*(?:export\s+|local\s+|readonly\s+|declare\s+(?:-\w+\s+)*)?([A-Za-z_]\w*)=(.*)$")
 _VAR_REF = re.compile(r"\$\{([A-Za-z_]\w*)(?::?[-=]([^}]*))?\}|\$([A-Za-z_]\w*)")
+MAX_RESOLVED = 20_000  # a resolved line never grows past this (self-referencing variables cannot blow up)
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,15 @@ class ShellLine:
     code: str  # the line without its comment ("" for comments and blanks); heredoc bodies verbatim
     heredoc: Heredoc | None  # set on heredoc body lines
     eval_only: bool  # inside the then-branch of an `EVAL_ONLY == true` test
+
+
+def heredoc_bodies(lines: tuple[ShellLine, ...]) -> dict[int, list[ShellLine]]:
+    """Body lines of each heredoc, keyed by the line that opens it."""
+    out: dict[int, list[ShellLine]] = {}
+    for ln in lines:
+        if ln.heredoc is not None:
+            out.setdefault(ln.heredoc.start, []).append(ln)
+    return out
 
 
 @dataclass(frozen=True)
@@ -254,7 +264,7 @@ def resolve(text: str, variables: dict[str, tuple[str, ...]]) -> str:
 
     for _ in range(4):
         new = _VAR_REF.sub(sub, text)
-        if new == text:
+        if new == text or len(new) > MAX_RESOLVED:
             break
         text = new
     return text

@@ -1,0 +1,267 @@
+"""The shared scanner and spec-decode inventory behind checks 8-11."""
+
+from __future__ import annotations
+
+from checks import specdecode as sd
+from checks.yamlload import load
+from tests.builders import HEAD, changed, ctx
+
+AGENTIC = "benchmarks/single_node/agentic/glm5.2_fp4_mi355x_sglang_mtp.sh"
+RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/8k1k/disagg-mtp.yaml"
+MASTER = "configs/amd-master.yaml"
+
+
+def test_comments_are_stripped_outside_quotes():
+    assert sd.strip_comment('echo "a # b" # trailing') == 'echo "a # b"'
+    assert sd.strip_comment("# whole line") == ""
+    assert sd.strip_comment("echo ${#ARR[@]}") == "echo ${#ARR[@]}"
+
+
+def test_heredocs_are_marked_diff_or_python():
+    text = "\n".join([
+        "cat > /tmp/x.diff <<'EOF'",
+        "diff --git a/vllm/x.py b/vllm/x.py",
+        "EOF",
+        'python3 - "$ROOT/vllm/envs.py" <<PY',
+        "open(sys.argv[1], 'w').write('x')",
+        "PY",
+        "echo done",
+    ])
+    lines = sd.shell_lines(text)
+    assert [ln.number for ln in lines] == list(range(1, 8))
+    diff_doc = lines[1].heredoc
+    assert diff_doc is not None and diff_doc.diff and not diff_doc.python
+    assert (diff_doc.start, diff_doc.end) == (1, 3)
+    py_doc = lines[4].heredoc
+    assert py_doc is not None and py_doc.python and not py_doc.diff
+    assert lines[6].heredoc is None and lines[6].code == "echo done"
+
+
+def test_eval_only_branches():
+    text = "\n".join([
+        'if [ "${EVAL_ONLY:-false}" = "true" ]; then',
+        "  A=1",
+        "else",
+        "  A=2",
+        "fi",
+        'if [ "$EVAL_ONLY" != "true" ]; then',
+        "  B=1",
+        "fi",
+    ])
+    flags = {ln.number: ln.eval_only for ln in sd.shell_lines(text)}
+    assert flags[2] is True and flags[4] is False and flags[7] is False
+
+
+def test_continuations_join_into_commands():
+    cmds = sd.shell_commands(sd.shell_lines("run_benchmark_serving \\\n  --model m \\\n  --use-chat-template\necho"))
+    assert cmds[0].line == 1 and cmds[0].end == 3 and "--use-chat-template" in cmds[0].text
+    assert cmds[1].text == "echo"
+
+
+def test_variables_resolve_only_when_unambiguous():
+    lines = sd.shell_lines('N="${N:-2}"\nAL=2.51\nX=1\nX=2\n')
+    variables = sd.assignments(lines)
+    assert sd.resolve("$N ${AL} $X ${Y:-7}", variables) == "2 2.51 $X 7"
+
+
+def test_script_settings_vllm_json_with_variables_and_eval_branch():
+    text = "\n".join([
+        "SPEC=3",
+        "AL=2.49",
+        'if [ "${EVAL_ONLY:-false}" = "true" ]; then',
+        '  CFG="{\\"method\\": \\"mtp\\", \\"num_speculative_tokens\\": $SPEC}"',
+        "else",
+        '  CFG="{\\"method\\": \\"mtp\\", \\"num_speculative_tokens\\": $SPEC, '
+        '\\"rejection_sample_method\\": \\"synthetic\\", \\"synthetic_acceptance_length\\": $AL}"',
+        "fi",
+        'vllm serve m --speculative-config "$CFG"',
+    ])
+    configs, sims = sd.script_settings(sd.shell_lines(text), "x.sh")
+    assert [(c.line, c.engine, c.method, c.num_tokens, c.eval_only, c.synthetic) for c in configs] == [
+        (4, "vllm", "mtp", 3, True, False), (6, "vllm", "mtp", 3, False, True)]
+    assert [(s.knob, s.raw, s.line) for s in sims] == [("synthetic_acceptance_length", "2.49", 6)]
+
+
+def test_script_settings_sglang_flags_and_env():
+    text = "export SGLANG_SIMULATE_ACC_LEN=2.99\npython3 -m sglang.launch_server \\\n" \
+           "  --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1\n"
+    configs, sims = sd.script_settings(sd.shell_lines(text), "x.sh")
+    assert [(c.engine, c.method, c.num_tokens) for c in configs] == [("sglang", "mtp", 3)]
+    assert sims[0].knob == "SGLANG_SIMULATE_ACC_LEN" and sims[0].length == 2.99
+
+
+def test_eagle3_and_draft_length_from_draft_tokens():
+    text = "--speculative-algorithm EAGLE3 --speculative-draft-model-path lmsys/x-eagle3 " \
+           "--speculative-num-draft-tokens 5\n"
+    (config,), _ = sd.script_settings(sd.shell_lines(text), "x.sh")
+    assert (config.method, config.num_tokens) == ("eagle3", 4)
+
+
+def test_trtllm_heredoc_config_and_off_by_one():
+    text = "\n".join([
+        "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=2.61",
+        "cat > extra.yml <<EOF",
+        "speculative_config:",
+        "  decoding_type: MTP",
+        "  num_nextn_predict_layers: 5",
+        "EOF",
+        "trtllm-serve m --extra_llm_api_options extra.yml",
+    ])
+    configs, sims = sd.script_settings(sd.shell_lines(text), "x.sh")
+    assert [(c.engine, c.method, c.num_tokens, c.line) for c in configs] == [("trtllm", "mtp", 5, 4)]
+    assert sims[0].length == 3.61
+
+
+def test_recipe_settings():
+    doc = load("\n".join([
+        "backend:",
+        "  type: sglang",
+        "  decode_environment:",
+        "    SGLANG_SIMULATE_ACC_LEN: '2.49'",
+        "  sglang_config:",
+        "    decode:",
+        "      speculative-algo: EAGLE",
+        "      speculative-num-steps: 3",
+    ]))
+    configs, sims = sd.recipe_settings(doc, RECIPE)
+    assert [(c.line, c.method, c.num_tokens) for c in configs] == [(7, "mtp", 3)]
+    assert [(s.knob, s.raw, s.line) for s in sims] == [("SGLANG_SIMULATE_ACC_LEN", "2.49", 4)]
+    assert sd.recipe_engine(doc) == "sglang"
+
+
+def test_thinking_mode():
+    assert sd.thinking_mode('X=\'{"enable_thinking": false}\'') == "thinking_off"
+    assert sd.thinking_mode('SGLANG_DEFAULT_THINKING: "0"') == "thinking_off"
+    assert sd.thinking_mode('SGLANG_DEFAULT_THINKING: "1"') == "thinking_on"
+    assert sd.thinking_mode("# enable_thinking: false (comment)") == "thinking_on"
+
+
+def test_inventory_of_a_changed_agentic_script():
+    script = "python3 -m sglang.launch_server --speculative-algorithm EAGLE --speculative-num-steps 5\n"
+    inv = sd.inventory(ctx(files=[changed(AGENTIC, None, script)]))
+    (unit,) = inv.units
+    assert (unit.kind, unit.agentic, unit.engine, unit.model_prefix, unit.changed) == (
+        "script", True, "sglang", "glm5.2", True)
+    assert unit.anchor == 1
+
+
+def test_non_spec_files_are_not_in_the_inventory():
+    inv = sd.inventory(ctx(files=[changed("benchmarks/single_node/fixed_seq_len/x_fp8_h200.sh", None, "vllm serve m\n")]))
+    assert inv.units == () and inv.unlocated == ()
+
+
+MASTER_MULTI = """\
+dsv4-fp4-b200-dynamo-sglang-agentic-mtp:
+  model-prefix: dsv4
+  precision: fp4
+  runner: b200
+  framework: dynamo-sglang
+  multinode: true
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - spec-decoding: mtp
+        conc-list: [1]
+        prefill:
+          additional-settings:
+          - "SYNTHETIC_ACCEPTANCE=true"
+          - "SYNTHETIC_ACCEPTANCE_LENGTH=2.49"
+          - "CONFIG_FILE=recipes/sglang/deepseek-v4/8k1k/disagg-mtp.yaml"
+"""
+
+
+def test_recipe_takes_prefix_agentic_and_synthetic_length_from_its_master_point():
+    recipe = "backend:\n  type: sglang\n  sglang_config:\n    decode:\n      speculative-algo: EAGLE\n" \
+             "      speculative-num-steps: 3\n"
+    inv = sd.inventory(ctx(files=[changed(RECIPE, None, recipe)], master_head={MASTER: MASTER_MULTI}))
+    (unit,) = inv.units
+    assert (unit.model_prefix, unit.agentic) == ("dsv4", True)
+    assert [(s.knob, s.raw, s.path, s.line) for s in unit.simulations] == [
+        ("SYNTHETIC_ACCEPTANCE_LENGTH", "2.49", MASTER, 15)]
+
+
+SINGLE_ENTRY = """\
+kimik3-fp4-mi355x-vllm-agentic-mtp:
+  image: vllm/vllm-openai-rocm:nightly
+  model-prefix: kimik3
+  precision: fp4
+  runner: cluster:mi355x-amds
+  framework: vllm
+  multinode: false
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - { tp: 8, conc-list: [1], spec-decoding: mtp }
+"""
+
+
+def test_master_only_change_wants_the_scripts_the_launcher_would_run():
+    base = SINGLE_ENTRY.replace("nightly", "old")
+    c = ctx(files=[changed(MASTER, base, SINGLE_ENTRY)], master_base={MASTER: base}, master_head={MASTER: SINGLE_ENTRY})
+    inv = sd.inventory(c)
+    assert inv.units == ()
+    assert inv.wanted == ("benchmarks/single_node/agentic/kimik3_fp4_mi355x_vllm_mtp.sh",
+                          "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh")
+    (u,) = inv.unlocated
+    assert (u.key, u.agentic, u.line) == ("kimik3-fp4-mi355x-vllm-agentic-mtp", True, 1)
+    assert sd.wants_files(c).files == tuple((HEAD, p) for p in inv.wanted)
+
+
+def test_master_only_change_uses_the_fallback_script_when_fetched():
+    base = SINGLE_ENTRY.replace("nightly", "old")
+    script = 'vllm serve m --speculative-config \'{"method": "dspark", "num_speculative_tokens": 2}\'\n'
+    c = ctx(files=[changed(MASTER, base, SINGLE_ENTRY)], master_base={MASTER: base}, master_head={MASTER: SINGLE_ENTRY},
+            extra_files={HEAD: {"benchmarks/single_node/agentic/kimik3_fp4_mi355x_vllm_mtp.sh": None,
+                                "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh": script}})
+    inv = sd.inventory(c)
+    (unit,) = inv.units
+    assert (unit.path, unit.changed, unit.agentic, unit.engine) == (
+        "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh", False, True, "vllm")
+    assert inv.unlocated == () and inv.wanted == ()
+
+
+def test_inventory_is_deterministic():
+    script = "--speculative-algorithm EAGLE --speculative-num-steps 5\n"
+    c1 = ctx(files=[changed(AGENTIC, None, script), changed(RECIPE, None, "name: x-mtp\n")])
+    c2 = ctx(files=[changed(RECIPE, None, "name: x-mtp\n"), changed(AGENTIC, None, script)])
+    assert sd.inventory(c1) == sd.inventory(c2)
+
+
+# --- hostile input: the four checks never raise and stay fast ------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from checks import architecture, chat_template, engine_patches, golden_al  # noqa: E402
+from checks.result import CheckResult  # noqa: E402
+
+CHECKS = (architecture, chat_template, engine_patches, golden_al)
+_ALPHABET = st.sampled_from(list("abcEAGLE_$\"'{}[]()=:;#\\<>-/. \n\t0123456789")
+                            + ["<<EOF\n", "\nEOF\n", "--speculative-algorithm ", "--hf-overrides ",
+                               "SGLANG_SIMULATE_ACC_LEN=", "\"num_speculative_tokens\": ", "build_replay_cmd",
+                               "if [ \"$EVAL_ONLY\" = \"true\" ]; then\n", "fi\n", "git apply ", "speculative-algo: ",
+                               "benchmark:\n  use_chat_template: ", "spec-decoding: mtp", "CONFIG_FILE=recipes/"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_ALPHABET, max_size=80).map("".join), st.lists(_ALPHABET, max_size=80).map("".join))
+def test_checks_never_raise_on_arbitrary_content(script, recipe):
+    c = ctx(files=[changed(AGENTIC, "x\n", script), changed(RECIPE, None, recipe),
+                   changed(MASTER, "a: 1\n", recipe)], master_base={MASTER: "a: 1\n"}, master_head={MASTER: recipe})
+    for module in CHECKS:
+        assert isinstance(module.check(c), CheckResult)
+
+
+def test_pathological_lines_stay_linear():
+    import time
+
+    hostile = "\n".join([
+        "A='$B$B$B$B$B$B$B$B$B$B'", "B='$C$C$C$C$C$C$C$C$C$C'", "C='$D$D$D$D$D$D$D$D$D$D'", "D='xxxxxxxxxx'",
+        "vllm serve m --hf-overrides \"$A\"", "-" * 200_000, "pip " + "x " * 50_000,
+        "python3 - <<PY\n" * 2_000, "ARR=(\n--use-chat-template\n)\n" + "run_benchmark_serving \"${ARR[@]}\"\n" * 2_000,
+    ])
+    c = ctx(files=[changed(AGENTIC, None, hostile + "\n--speculative-algorithm EAGLE\n")])
+    start = time.monotonic()
+    for module in CHECKS:
+        module.check(c)
+    assert time.monotonic() - start < 20
