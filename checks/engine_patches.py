@@ -37,13 +37,15 @@ checkout touches no engine file and is not patching.
 Waiver rule (deterministic):
 - patching this PR introduces needs `docs/waiver/<PR_NUMBER>.md` added or
   changed by this PR; pre-existing patching needs a waiver already on the base
-  branch (`docs/waiver/*.md` in the policy files) that names the patched file;
+  branch (`docs/waiver/*.md` in the policy files) that names the patched file
+  or the patcher script it runs;
 - the waiver must be filled out: no template placeholders (`<PR_NUMBER>`,
   `<describe ...>`, TODO, TBD, FIXME, `[fill in]`); a "what is patched"
   section, a "why" section and a "removal plan" section, each a markdown
   heading (or a bold lead-in line) followed by at least 40 characters of text;
   a link to an upstream pull request or issue (a GitHub PR/issue in another
-  repository); and the file name of every patched file it covers;
+  repository); and, for every file with patching, that file's name or the
+  name of the patcher script it runs;
 - the sign-off's additional detail section must link the waiver (a GitHub
   URL of this repository, or the PR's head repository, ending in the waiver's
   path).

@@ -42,6 +42,7 @@ their `CONFIG_FILE=recipes/<rel>` settings name, i.e. `<recipe_root>/<rel>`.
 
 from __future__ import annotations
 
+import math
 import posixpath
 import re
 from dataclasses import dataclass, replace
@@ -352,31 +353,37 @@ class Simulation:
             value = float(self.raw)
         except ValueError:
             return None
+        if not math.isfinite(value):
+            return None
         return value + 1 if self.knob == "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS" else value
 
 
 def normalise_method(value: str, draft: str = "") -> str:
+    """The golden-curve name of a draft method (`draft`: the separate draft model, "" for none).
+
+    SGLang's EAGLE / NEXTN without a separate draft model runs the model's own
+    MTP head, which is what the `*_mtp.yaml` curves measure.
+    """
     v = value.lower().replace("-", "_")
     if "mtp" in v or v == "nextn":
         return "mtp"
-    if "eagle3" in v or ("eagle" in v and "eagle3" in draft.lower()):
-        return "eagle3"
     if "eagle" in v:
-        return "mtp" if not draft else "eagle"
+        if "eagle3" in v or "eagle3" in draft.lower():
+            return "eagle3"
+        return "eagle" if draft else "mtp"
     return v
 
 
 def _int(value: str | None) -> int | None:
     try:
         return int(float(value)) if value is not None else None
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 
 def _vllm_config(line: int, fields: dict[str, str], eval_only: bool) -> SpecConfig:
-    method = normalise_method(fields.get("method", ""), fields.get("model", ""))
-    if method == "mtp" and fields.get("method", "").lower().startswith("eagle"):
-        method = normalise_method(fields["method"], fields.get("model", "") or "draft")
+    # vLLM's eagle/eagle3 always name a draft model; only "mtp"-style methods use the model's own head.
+    method = normalise_method(fields.get("method", ""), fields.get("model", "") or "draft")
     return SpecConfig(line, "vllm", method, _int(fields.get("num_speculative_tokens")),
                       tuple(sorted(fields.items())), eval_only)
 
@@ -395,9 +402,7 @@ def _sglang_config(line: int, fields: dict[str, str], eval_only: bool) -> SpecCo
 
 
 def _trt_config(line: int, fields: dict[str, str], eval_only: bool) -> SpecConfig:
-    draft = fields.get("speculative_model_dir", "")
-    method = normalise_method(fields.get("decoding_type", ""), draft or ("eagle3" if "eagle" in
-                                                                          fields.get("decoding_type", "").lower() else ""))
+    method = normalise_method(fields.get("decoding_type", ""), fields.get("speculative_model_dir", "") or "draft")
     tokens = _int(fields.get("num_nextn_predict_layers")) or _int(fields.get("max_draft_len"))
     return SpecConfig(line, "trtllm", method, tokens, tuple(sorted(fields.items())), eval_only)
 
@@ -527,9 +532,7 @@ def recipe_engine(doc) -> str:
 class MasterRef:
     """A master-config search point that runs a file."""
 
-    path: str  # the master config
     key: str
-    line: int
     agentic: bool
     model_prefix: str
     simulations: tuple[Simulation, ...]  # SYNTHETIC_ACCEPTANCE_LENGTH of that point
@@ -656,7 +659,7 @@ def _refs_to(ctx: Context, recipe: str) -> tuple[MasterRef, ...]:
                 continue
             for point in search_points(entry):
                 if needle in _config_files(point):
-                    refs.append(MasterRef(mpath, key, point["line"], entry_is_agentic(key, entry) or
+                    refs.append(MasterRef(key, entry_is_agentic(key, entry) or
                                           "agentic" in str(point.get("scenario")),
                                           str(entry.get("model-prefix") or ""), _point_simulations(point, mpath)))
     return tuple(refs)
