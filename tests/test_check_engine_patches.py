@@ -163,6 +163,11 @@ def test_site_packages_rewrite_is_a_patch():
     assert r.status is Status.FAIL and r.findings[0].line == 2 and "installed engine" in r.findings[0].message
 
 
+def test_site_packages_copy_is_a_patch():
+    head = BASE + "cp /tmp/fused_moe.py /usr/lib/python3/site-packages/sglang/srt/layers/fused_moe.py\n"
+    assert run(files=[changed(SCRIPT, BASE, head)]).status is Status.FAIL
+
+
 def test_python_heredoc_rewriting_engine_source_is_a_patch():
     head = BASE + 'python3 - "$(python3 -c \'import sglang, os; print(sglang.__file__)\')" <<\'PY\'\n' \
                   "import sys\nsrc = open(sys.argv[1]).read()\nopen(sys.argv[1], 'w').write(src)\nPY\n"
