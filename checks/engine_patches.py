@@ -5,8 +5,8 @@ community can reproduce the number from the released image. Patching the
 serving stack at build or run time is allowed only under a filled-out waiver.
 
 Where it looks: changed benchmark files (`benchmarks/**`), launchers
-(`runners/**`), workflows (`.github/workflows/**`), `*.patch` / `*.diff`
-files, and the lines the PR adds to master configs. Scripts are read whole:
+(`runners/**`), workflows (`.github/workflows/**`), Dockerfiles, `*.patch` /
+`*.diff` files, and the lines the PR adds to master configs. Scripts are read whole:
 a patch site on a line the PR adds (or inside a heredoc it touches) is
 patching THIS PR introduces; a site on an unchanged line is pre-existing.
 
@@ -50,8 +50,8 @@ Waiver rule (deterministic):
   URL of this repository, or the PR's head repository, ending in the waiver's
   path).
 
-N/A when the PR touches no benchmark script, launcher, workflow, patch file or
-master config.
+N/A when the PR touches no benchmark script, launcher, workflow, Dockerfile,
+patch file or master config.
 
     passes:  sed -i "s/^name: .*/name: $RUN_NAME/" "$RECIPE"         (the recipe's own name)
     passes:  bash apply_k3_container_patches.sh  + docs/waiver/2508.md (filled out, linked)
@@ -133,7 +133,12 @@ class Site:
 
 def _in_scope(ctx: Context, f: ChangedFile) -> bool:
     return (f.path.startswith(("benchmarks/", "runners/", ".github/workflows/"))
-            or ctx.policy.is_master_config(f.path) or _is_patch_file(f.path))
+            or ctx.policy.is_master_config(f.path) or _is_patch_file(f.path) or _is_dockerfile(f.path))
+
+
+def _is_dockerfile(path: str) -> bool:
+    name = posixpath.basename(path)
+    return name.startswith("Dockerfile") or name.endswith(".dockerfile")
 
 
 def _is_patch_file(path: str) -> bool:
@@ -260,8 +265,8 @@ def _file_sites(ctx: Context, f: ChangedFile) -> list[Site]:
                 if _PY_WRITE.search(raw):
                     return [Site(f.path, n, n, "python script rewrites engine sources")]
         return []
-    if f.path.endswith((".sh", ".bash", ".yml", ".yaml")):
-        if f.path.endswith((".yml", ".yaml")) and not f.path.startswith(".github/workflows/"):
+    if f.path.endswith((".sh", ".bash", ".yml", ".yaml")) or _is_dockerfile(f.path):
+        if not f.path.endswith((".sh", ".bash")) and not f.path.startswith(".github/workflows/"):
             lines = tuple(ShellLine(n, raw, strip_comment(raw), None, False)
                           for n, raw in enumerate(text.splitlines(), 1))
         else:
@@ -369,7 +374,8 @@ def check(ctx: Context) -> CheckResult:
     files = sorted((f for f in ctx.changed_files if _in_scope(ctx, f)), key=lambda f: f.path)
     if not files:
         return CheckResult(NUMBER, NAME, Status.NA,
-                           "the PR touches no benchmark script, launcher, workflow, patch file or master config")
+                           "the PR touches no benchmark script, launcher, workflow, Dockerfile, patch file or "
+                           "master config")
     introduced: list[Site] = []
     preexisting: list[Site] = []
     for f in files:

@@ -187,6 +187,12 @@ def test_engine_wheel_install_is_a_patch_but_harness_deps_are_not():
     assert run(files=[changed(SCRIPT, BASE, harness)]).status is Status.PASS
 
 
+def test_dockerfile_engine_rebuild_is_a_patch():
+    docker = "FROM vllm/vllm-openai:v0.11\nRUN pip install git+https://github.com/fork/vllm.git@fast\n"
+    r = run(files=[changed("docker/Dockerfile.rocm", None, docker)])
+    assert r.status is Status.FAIL and r.findings[0].line == 2
+
+
 def test_patch_file_and_sitecustomize_hook():
     r = run(files=[changed("benchmarks/patches/fix.patch", None, "--- a/x\n+++ b/x\n")])
     assert r.status is Status.FAIL and r.findings[0].line == 1
