@@ -10,7 +10,7 @@ from app.world import World
 from checks import engine_patches
 from checks.context import Context
 from checks.result import Status
-from tests.builders import REPO, SIGNOFF_HEAD, changed, comment, ctx, pr
+from tests.builders import REPO, SIGNOFF_HEAD, changed, comment, ctx
 from tests.conftest import world_params
 
 SCRIPT = "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh"
