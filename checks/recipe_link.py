@@ -470,8 +470,7 @@ def _judge(subject: _Subject, linked: list[_Linked], labels: str) -> _Verdict:
                     values.append(value or "true")
                 continue
             shown = sorted(set(documented.values()))
-            recipe_says = (f"recipe: {', '.join(shown)}{' or default' if unset_ok else ''}" if shown
-                           else "recipe leaves it at the default")
+            recipe_says = f"recipe: {', '.join(shown)}" if shown else "recipe leaves it at the default"
             mismatches.append(f"{subject.path}:{arg.line} {arg.show(value)} ({recipe_says})")
     return _Verdict(mismatches=tuple(dict.fromkeys(mismatches)),
                     matched=tuple(f"{label} {'/'.join(values)}" for label, values in matched.items() if values),

@@ -767,12 +767,16 @@ def parse_shell(text: str) -> tuple:
 # Shell subset: values and expansion
 # ---------------------------------------------------------------------------
 
+UNKNOWN = "\x00"  # marks the part of a value that the script does not determine
+
+
 @dataclass(frozen=True)
 class Token:
     """One field of an expanded command line.
 
     `values` are the candidate texts (one unless a branch could not be
-    decided); None stands for a value the script does not determine.
+    decided). None stands for a value the script does not determine at all;
+    a text containing UNKNOWN is only partly determined (`"{\"n\": $N}"`).
     """
 
     values: tuple[str | None, ...]
@@ -780,7 +784,7 @@ class Token:
 
     @property
     def known(self) -> tuple[str, ...]:
-        return tuple(v for v in self.values if v is not None)
+        return tuple(v for v in self.values if v is not None and UNKNOWN not in v)
 
     @property
     def first(self) -> str | None:
@@ -933,7 +937,7 @@ class _Interpreter:
             return list(tokens[0].values)
         if not tokens:
             return [""]
-        return [None if any(t.first is None for t in tokens) else " ".join(t.first for t in tokens)]
+        return [" ".join(UNKNOWN if t.first is None else t.first for t in tokens)]
 
     def arith(self, state: _State, text: str) -> str | None:
         """`$((...))` when every variable in it is a known integer; None otherwise."""
@@ -1028,9 +1032,9 @@ class _Interpreter:
 
     def case(self, node: _Case, state: _State) -> _State:
         subject = self.expand(state, node.word, split=False)
-        values = subject[0].values if subject else ("",)
-        patterns_of = [[v for pat in patterns for t in self.expand(state, pat, split=False) for v in t.values]
-                       for patterns, _body in node.items]
+        values = tuple(_decided(v) for v in subject[0].values) if subject else ("",)
+        patterns_of = [[_decided(v) for pat in patterns for t in self.expand(state, pat, split=False)
+                        for v in t.values] for patterns, _body in node.items]
         branches: list[_State] = []
         for (patterns, body), texts in zip(node.items, patterns_of):
             per_value = set()
@@ -1183,30 +1187,27 @@ def _fields(combo: list, line: int, split: bool) -> list[Token]:
         return list(combo[0][1])  # "${ARR[@]}" alone: its fields, with the lines they were written on
     fields: list[Token] = []
     cur: list[str] = []
-    unknown = False
     present = False
 
     def emit() -> None:
-        nonlocal cur, unknown, present
-        if cur or unknown or present:
-            fields.append(Token((None,) if unknown else ("".join(cur),), line))
-        cur, unknown, present = [], False, False
+        nonlocal cur, present
+        text = "".join(cur)
+        if text or present:
+            fields.append(Token((None if text and not text.strip(UNKNOWN) else text,), line))
+        cur, present = [], False
 
     for kind, value, quoted in combo:
         if kind == "lit":
             cur.append(value)
             present = present or quoted
         elif value is None:
-            unknown = True
+            cur.append(UNKNOWN)
         elif isinstance(value, tuple):
             for n, t in enumerate(value):
                 if n:
                     emit()
-                if t.first is None:
-                    unknown = True
-                else:
-                    cur.append(t.first)
-                    present = present or quoted
+                cur.append(UNKNOWN if t.first is None else t.first)
+                present = present or quoted
         elif split and not quoted:
             if value[:1].isspace():
                 emit()
@@ -1223,6 +1224,11 @@ def _fields(combo: list, line: int, split: bool) -> list[Token]:
     return fields
 
 
+def _decided(value: str | None) -> str | None:
+    """A value a condition can use: None when any part of it is unknown."""
+    return None if value is None or UNKNOWN in value else value
+
+
 _INT_OPS = {"-eq": operator.eq, "-ne": operator.ne, "-gt": operator.gt, "-ge": operator.ge,
             "-lt": operator.lt, "-le": operator.le}
 _BINARY = {"=", "==", "!=", "<", ">", "=~", *_INT_OPS}
@@ -1232,7 +1238,7 @@ def _test(args: list[Token], pattern: bool) -> bool | None:
     """`[ ... ]` / `[[ ... ]]` over candidate values: decided only when every candidate agrees."""
     combos: list[list[str | None]] = [[]]
     for t in args:
-        combos = [c + [v] for c in combos for v in t.values][:_MAX_ALTS * 4]
+        combos = [c + [_decided(v)] for c in combos for v in t.values][:_MAX_ALTS * 4]
     results = {_Test(c, pattern).run() for c in combos}
     return results.pop() if len(results) == 1 else None
 
@@ -1394,7 +1400,8 @@ _ALIASES = {
 }
 _BOOL_PREFIXES = ("enable-", "disable-", "no-")
 _BOOL_FLAGS = {"trust-remote-code", "async-scheduling", "language-model-only", "enforce-eager", "headless",
-               "skip-server-warmup", "data-parallel-hybrid-lb", "dp-aware", "ep"}
+               "skip-server-warmup", "data-parallel-hybrid-lb", "dp-aware"}
+_ENGINE_BOOL_FLAGS = {"vllm": {"ep"}}  # vLLM's `-ep` is --enable-expert-parallel; SGLang's `--ep` takes a size
 
 # MAJOR: deployment-defining args (model, parallelism, precision, kernels, served model).
 _MAJOR = {
@@ -1555,8 +1562,8 @@ def _is_flag(text: str) -> bool:
     return len(text) > 1 and text.startswith("-") and not re.fullmatch(r"-[\d.]+", text)
 
 
-def _takes_value(name: str) -> bool:
-    return not (name.startswith(_BOOL_PREFIXES) or name in _BOOL_FLAGS)
+def _takes_value(engine: str, name: str) -> bool:
+    return not (name.startswith(_BOOL_PREFIXES) or name in _BOOL_FLAGS or name in _ENGINE_BOOL_FLAGS.get(engine, ()))
 
 
 def split_argv(engine: str, argv: Sequence[Token]) -> tuple[list[Token], list[Arg]]:
@@ -1576,7 +1583,7 @@ def split_argv(engine: str, argv: Sequence[Token]) -> tuple[list[Token], list[Ar
         if eq:
             values = tuple(v.partition("=")[2] if v is not None and v.startswith(flag + "=") else None
                            for v in t.values)
-        elif _takes_value(name) and i + 1 < len(argv) and (argv[i + 1].first is None
+        elif _takes_value(engine, name) and i + 1 < len(argv) and (argv[i + 1].first is None
                                                             or not _is_flag(argv[i + 1].first)):
             i += 1
             values = argv[i].values
@@ -1610,7 +1617,10 @@ def _normalize(engine: str, flag: str, values: tuple[str | None, ...], line: int
 
 
 def _json_keys(values: tuple[str | None, ...]) -> dict[str, tuple[str | None, ...]] | None:
-    """Sub-keys of a JSON-valued flag across its candidates; None when no candidate is readable."""
+    """Sub-keys of a JSON-valued flag across its candidates; None when no candidate is readable.
+
+    A sub-key whose value the script does not determine gets the candidate None.
+    """
     out: dict[str, list[str | None]] = {}
     readable = False
     for value in values:
@@ -1620,6 +1630,7 @@ def _json_keys(values: tuple[str | None, ...]) -> dict[str, tuple[str | None, ..
         readable = True
         for k, v in obj.items():
             text = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+            text = None if UNKNOWN in text else text
             out.setdefault(str(k), [])
             if text not in out[str(k)]:
                 out[str(k)].append(text)
