@@ -60,7 +60,7 @@ def replay(world_dir: str | Path | None = None, number: int | None = None) -> Re
     world_dir = Path(world_dir) if world_dir else DEMO_WORLD
     world = World.load(world_dir)
     repo, pr = world.pull_repo(number)
-    with FakeGitHub([world_dir]) as fake:
+    with FakeGitHub(world_dir) as fake:
         stats = CallStats()
         gh = installation_client(REPLAY_APP_ID, throwaway_key(), repo.installation_id, fake.url, stats)
         outcome = asyncio.run(verify(gh, repo.full_name, pr["number"], world.now))
