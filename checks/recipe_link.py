@@ -82,7 +82,8 @@ SINGLE_NODE_DIR = "benchmarks/single_node/"
 MULTI_NODE_DIR = "benchmarks/multi_node/"
 ENGINES = ("vllm", "sglang")
 MAX_LINKS = 8  # recipe links read per sign-off
-_UPSTREAM = {"vllm-project/recipes": ("vllm", ""), "sgl-project/sglang": ("sglang", "docs_new/")}
+MAX_LISTED = 8  # mismatching args named per config (the rest are counted)
+_RECIPE_ROOT = {"vllm-project/recipes": "", "sgl-project/sglang": "docs_new/"}  # where recipes live upstream
 _PR_URL = re.compile(r"^/([^/]+)/([^/]+)/pull/(\d+)(?:/.*)?$")
 
 
@@ -103,7 +104,7 @@ def target(url: str) -> UpstreamTarget | None:
     if host in ("github.com", "www.github.com"):
         m = _PR_URL.match(path)
         repo = f"{m.group(1)}/{m.group(2)}".lower() if m else ""
-        if repo in _UPSTREAM:
+        if repo in _RECIPE_ROOT:
             number = int(m.group(3))
             return UpstreamTarget(f"https://github.com/{repo}/pull/{number}", "pull", repo, number)
         return None
@@ -280,10 +281,10 @@ def _merge_args(args: list[serverargs.Arg]) -> tuple[serverargs.Arg, ...]:
 def _script_subjects(ctx: Context, f: ChangedFile, engine: str,
                      paired: tuple[str, str, dict] | None) -> list[_Subject]:
     if paired is None:
-        return [_Subject(f.path, engine, serverargs.sku_of(posixpath.basename(f.path)), "", "", 0, (),
-                         f"no master-config entry runs {f.path} (named <model-prefix>-<precision>-<sku>-{engine}...), "
-                         "so the model and parallelism it serves cannot be resolved; add or fix the entry")]
-    _cpath, _key, entry = paired
+        return [_problem(f.path, f"no {engine} master-config entry matches {f.path} by model prefix, precision "
+                                 "and SKU, so the model and parallelism it serves cannot be resolved; add or fix "
+                                 "the entry")]
+    _cpath, key, entry = paired
     points = masterconfig.search_points(entry) or [{}]
     envs: list[dict[str, str]] = []
     for point in points:
@@ -292,6 +293,9 @@ def _script_subjects(ctx: Context, f: ChangedFile, engine: str,
             envs.append(env)
     commands = [serverargs.server_args(l) for env in envs for l in serverargs.launches(f.head_text or "", env)]
     commands = [c for c in commands if not c.multinode and c.engine == engine]
+    if not commands:
+        return [_problem(f.path, f"{f.path} reaches no single-node {engine} launch for any search-space point of "
+                                 f"{key}; its server args cannot be compared with a recipe")]
     by_model: dict[str, list[serverargs.ServerArgs]] = {}
     entry_model = str(entry.get("model") or "")
     for cmd in commands:
@@ -305,12 +309,16 @@ def _script_subjects(ctx: Context, f: ChangedFile, engine: str,
             for model, cmds in by_model.items()]
 
 
+def _problem(path: str, why: str) -> _Subject:
+    return _Subject(path, "", "", "", "", 0, (), why)
+
+
 def _entry_subject(change: EntryChange) -> _Subject:
     entry = change.head
     if entry is None:
-        return _Subject(change.path, "", "", "", "", change.line, (),
-                        f"{change.path}:{change.line} entry {change.key} does not parse"
-                        f"{f' ({change.error.message})' if change.error else ''}; it cannot be compared with a recipe")
+        return _problem(change.path, f"{change.path}:{change.line} entry {change.key} does not parse"
+                                     f"{f' ({change.error.message})' if change.error else ''}; "
+                                     "it cannot be compared with a recipe")
     engine = str(entry.get("framework") or "")
     args: list[serverargs.Arg] = []
     for point in masterconfig.search_points(entry):
@@ -320,7 +328,7 @@ def _entry_subject(change: EntryChange) -> _Subject:
         if point.get("dp-attn") is True:
             if engine == "sglang":
                 args += [serverargs.Arg("enable-dp-attention", "dp-attn: true", ("",), line),
-                         serverargs.Arg("data-parallel-size", "dp-attn: true, dp:", (str(tp),), line),
+                         serverargs.Arg("data-parallel-size", "dp-attn: true, tp:", (str(tp),), line),
                          serverargs.Arg("tensor-parallel-size", "tp:", (str(tp),), line)]
             else:
                 args.append(serverargs.Arg("data-parallel-size", "dp-attn: true, tp:", (str(tp),), line))
@@ -377,7 +385,7 @@ def _status_problem(t: UpstreamTarget, doc: UpstreamDoc | None) -> str | None:
 
 
 def _recipe_files(doc: UpstreamDoc) -> list[tuple[str, str]]:
-    root = _UPSTREAM.get(doc.repo, ("", ""))[1]
+    root = _RECIPE_ROOT.get(doc.repo, "")
     return [(p, text) for p, text in doc.files.items()
             if p.startswith(root) and p.lower().endswith((".yaml", ".yml", ".md", ".mdx"))
             and not any(part.startswith(".") for part in p.split("/"))]
@@ -389,7 +397,8 @@ class _Linked:
     files: tuple[tuple[str, str], ...]
 
     @property
-    def label(self) -> str:
+    def provenance(self) -> str:
+        """The document with its upstream status, for the PASS reason."""
         if self.doc.kind == "pull":
             return f"{_label(self.doc)} (merged {str(self.doc.merged_at)[:10]})"
         return f"{self.doc.url} (published)"
@@ -555,16 +564,18 @@ def check(ctx: Context) -> CheckResult:
         if verdict.problem:
             failures.append(verdict.problem)
         elif verdict.mismatches:
+            more = len(verdict.mismatches) - MAX_LISTED
             failures.append(f"MAJOR args missing from or contradicting {labels} for {subject.model} on "
-                            f"{subject.sku}: " + "; ".join(verdict.mismatches)
+                            f"{subject.sku}: " + "; ".join(verdict.mismatches[:MAX_LISTED])
+                            + (f" (+{more} more)" if more > 0 else "")
                             + "; match the recipe or get these args into the merged upstream recipe")
         else:
-            tuning = (f"; InferenceX-only knobs (informational): {', '.join(verdict.tuning[:6])}"
-                      f"{' +' + str(len(verdict.tuning) - 6) + ' more' if len(verdict.tuning) > 6 else ''}"
-                      if verdict.tuning else "")
+            more = len(verdict.tuning) - MAX_LISTED
+            tuning = (f"; InferenceX-only knobs (informational): {', '.join(verdict.tuning[:MAX_LISTED])}"
+                      + (f" (+{more} more)" if more > 0 else "") if verdict.tuning else "")
             summaries.append(f"{subject.model} on {subject.sku} ({subject.path}): "
                              f"{', '.join(verdict.matched) or 'model'} match{tuning}")
     if failures:
         return _result(Status.FAIL, "; ".join(failures) + suffix)
-    return _result(Status.PASS, f"{' + '.join(item.label for item in linked)} documents "
+    return _result(Status.PASS, f"{' + '.join(item.provenance for item in linked)} documents "
                                 + "; ".join(summaries) + suffix)

@@ -132,14 +132,8 @@ class Word:
     line: int
 
     @property
-    def literal(self) -> str | None:
-        """The word's text when it is plain literal text (reserved words, operators in `[[ ]]`)."""
-        if all(p.kind == "lit" for p in self.parts):
-            return "".join(p.text for p in self.parts)
-        return None
-
-    @property
     def unquoted_literal(self) -> str | None:
+        """The word's text when it is plain unquoted text (reserved words, names, operators in `[[ ]]`)."""
         if all(p.kind == "lit" and not p.quoted for p in self.parts):
             return "".join(p.text for p in self.parts)
         return None
@@ -414,8 +408,12 @@ class _Lexer:
 # Shell subset: parser
 # ---------------------------------------------------------------------------
 
+# The syntax tree. A statement list is a tuple of these nodes.
+
 @dataclass(frozen=True)
 class _Simple:
+    """A simple command: leading assignments and the command's words (redirections dropped)."""
+
     line: int
     assigns: tuple[tuple[str, bool, Word | None, tuple[Word, ...] | None], ...]  # name, append, scalar, array
     words: tuple[Word, ...]
@@ -460,7 +458,8 @@ class _Func:
     body: tuple
 
 
-_RESERVED_STOP = {"then", "elif", "else", "fi", "do", "done", "esac", "}", "in"}
+_Node = object  # one of the node dataclasses above
+_NONE: frozenset[str] = frozenset()
 
 
 class _Parser:
@@ -487,7 +486,8 @@ class _Parser:
             self.i += 1
 
     # --- grammar ---
-    def statements(self, stops: frozenset = frozenset(), stop_ops: frozenset = frozenset()) -> tuple:
+    def statements(self, stops: frozenset[str] = _NONE, stop_ops: frozenset[str] = _NONE) -> tuple:
+        """Statements up to a reserved word in `stops` or an operator in `stop_ops` (not consumed)."""
         out = []
         self.depth += 1
         try:
@@ -513,7 +513,7 @@ class _Parser:
             self.depth -= 1
         return tuple(out)
 
-    def and_or(self, stops, stop_ops):
+    def and_or(self, stops: frozenset[str], stop_ops: frozenset[str]) -> _Node | None:
         first = self.pipeline(stops, stop_ops)
         rest = []
         while True:
@@ -531,7 +531,7 @@ class _Parser:
             return None
         return _AndOr(first, tuple(rest)) if rest else first
 
-    def pipeline(self, stops, stop_ops):
+    def pipeline(self, stops: frozenset[str], stop_ops: frozenset[str]) -> _Node | None:
         negate = False
         if self._word_is(self._peek(), "!"):
             self.i += 1
@@ -549,7 +549,7 @@ class _Parser:
             node = _Group(tuple(n for n in (node, nxt) if n is not None))
         return _Not(node) if negate and node is not None else node
 
-    def command(self, stops, stop_ops):
+    def command(self, stops: frozenset[str], stop_ops: frozenset[str]) -> _Node | None:
         tok = self._peek()
         if tok is None:
             return None
@@ -571,30 +571,30 @@ class _Parser:
                 name_tok = self._peek()
                 name = name_tok.word.unquoted_literal if name_tok and name_tok.kind == "word" else None
                 self.i += 1
-                if self._op_is("(") and self._op_is(")", 1):
+                if self._op_at(0, "(") and self._op_at(1, ")"):
                     self.i += 2
                 return self._funcdef(name or "")
             if lit == "[[":
                 return self._double_bracket(tok)
-            if lit is not None and _NAME.fullmatch(lit) and self._op_is("(", 0, 1) and self._op_is(")", 1, 1):
+            if lit is not None and _NAME.fullmatch(lit) and self._op_at(1, "(") and self._op_at(2, ")"):
                 self.i += 3
                 return self._funcdef(lit)
         if tok.kind == "op" and tok.op == "(":
             self.i += 1
-            body = self.statements(frozenset(), frozenset({")"}))
-            if self._op_is(")"):
+            body = self.statements(_NONE, frozenset({")"}))
+            if self._op_at(0, ")"):
                 self.i += 1
             return self._redirects(_Group(body))
         if tok.kind == "arith":
             self.i += 1
             return _Simple(tok.line, (), (Word((Part("lit", "(("),), tok.line),))
-        return self._simple(stops, stop_ops)
+        return self._simple(stops)
 
-    def _op_is(self, op: str, ahead: int = 0, base: int = 0) -> bool:
-        j = self.i + base + ahead
+    def _op_at(self, offset: int, op: str) -> bool:
+        j = self.i + offset
         return j < len(self.t) and self.t[j].kind == "op" and self.t[j].op == op
 
-    def _redirects(self, node):
+    def _redirects(self, node: _Node) -> _Node:
         """Skip redirections after a compound command (`{ ...; } 2>/dev/null`)."""
         while self.i < len(self.t):
             tok = self.t[self.i]
@@ -615,13 +615,13 @@ class _Parser:
         return bool(lit) and lit.isdigit() and self.i + 1 < len(self.t) \
             and self.t[self.i + 1].kind == "op" and self.t[self.i + 1].op in _REDIRECTS
 
-    def _funcdef(self, name: str):
+    def _funcdef(self, name: str) -> _Func:
         self._skip_nl()
-        body_node = self.command(frozenset(), frozenset())
+        body_node = self.command(_NONE, _NONE)
         body = (body_node,) if body_node is not None else ()
         return _Func(name, body)
 
-    def _double_bracket(self, first: _Tok):
+    def _double_bracket(self, first: _Tok) -> _Node:
         words = [first.word]
         self.i += 1
         while self.i < len(self.t):
@@ -637,7 +637,7 @@ class _Parser:
                 continue
         return self._redirects(_Simple(first.line, (), tuple(words)))
 
-    def _if(self):
+    def _if(self) -> _If:
         clauses = []
         orelse: tuple = ()
         self.i += 1  # if
@@ -662,7 +662,7 @@ class _Parser:
         self._expect_word("fi")
         return _If(tuple(clauses), orelse)
 
-    def _case(self):
+    def _case(self) -> _Case:
         self.i += 1  # case
         tok = self._peek()
         subject = tok.word if tok is not None and tok.kind == "word" else Word((), tok.line if tok else 0)
@@ -693,7 +693,7 @@ class _Parser:
         self._expect_word("esac")
         return _Case(subject, tuple(items))
 
-    def _loop(self, kind: str):
+    def _loop(self, kind: str) -> _Loop:
         self.i += 1
         if kind in ("for", "select"):
             while self.i < len(self.t) and not self._word_is(self._peek(), "do"):
@@ -713,7 +713,7 @@ class _Parser:
             self._expect_word("done")
         return _Loop(body)
 
-    def _simple(self, stops, stop_ops):
+    def _simple(self, stops: frozenset[str]) -> _Simple | None:
         tok = self._peek()
         line = tok.line if tok is not None else 0
         assigns = []
@@ -873,6 +873,12 @@ def _launch_at(values: list[str | None]) -> tuple[str, int, int] | None:
 
 
 class _Interpreter:
+    """Runs statements over a `_State`, recording every server launch it reaches.
+
+    `known` are the variables the runner provides; any other variable the
+    script does not assign is unknown (None).
+    """
+
     def __init__(self, known: Mapping[str, str]):
         self.known = dict(known)
         self.funcs: dict[str, tuple] = {}
@@ -987,7 +993,7 @@ class _Interpreter:
             state = self.node(node, state)[1]
         return state
 
-    def node(self, node, state: _State) -> tuple[bool | None, _State]:
+    def node(self, node: _Node, state: _State) -> tuple[bool | None, _State]:
         """Execute `node`: (its exit status as True/False, None when unknown; the state after it)."""
         self.steps += 1
         if self.steps > _MAX_STEPS:

@@ -439,7 +439,83 @@ def test_unresolvable_major_arg_fails_closed():
 
 def test_script_without_a_master_config_entry_fails_closed():
     result = run(make(entry=None))
-    assert result.status is Status.FAIL and result.reason.startswith(f"no master-config entry runs {SCRIPT_PATH}")
+    assert result.status is Status.FAIL
+    assert result.reason.startswith(f"no vllm master-config entry matches {SCRIPT_PATH} by model prefix, precision "
+                                    "and SKU")
+
+
+def test_script_that_never_launches_for_its_points_fails_closed():
+    script = 'if [ "$TP" -ne 4 ]; then exit 1; fi\n' + SCRIPT
+    result = run(make(script=script))
+    assert result.status is Status.FAIL
+    assert result.reason.startswith(f"{SCRIPT_PATH} reaches no single-node vllm launch for any search-space point")
+
+
+AGENTIC = """kimi-fp4-mi355x-vllm-agentic:
+  image: vllm/vllm-openai-rocm:v1
+  model: org/Model-MXFP4
+  model-prefix: kimi
+  runner: cluster:mi355x-amds
+  precision: fp4
+  framework: vllm
+  multinode: false
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - { tp: 8, kv-offloading: none, conc-list: [1] }
+kimi-fp4-mi355x-vllm-agentic-mtp:
+  image: vllm/vllm-openai-rocm:v1
+  model: org/Model-MXFP4
+  model-prefix: kimi
+  runner: cluster:mi355x-amds
+  precision: fp4
+  framework: vllm
+  multinode: false
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - { tp: 4, kv-offloading: none, conc-list: [1] }
+"""
+
+
+@pytest.mark.parametrize("script_path, key", [
+    ("benchmarks/single_node/fixed_seq_len/kimi_fp4_mi355x.sh", "kimi-fp4-mi355x-vllm"),
+    ("benchmarks/single_node/agentic/kimi_fp4_mi355x.sh", "kimi-fp4-mi355x-vllm-agentic"),
+    ("benchmarks/single_node/agentic/kimi_fp4_mi355x_mtp.sh", "kimi-fp4-mi355x-vllm-agentic-mtp"),
+    ("benchmarks/single_node/agentic/kimi_fp4_mi355x_vllm_mtp.sh", "kimi-fp4-mi355x-vllm-agentic-mtp"),
+    ("benchmarks/single_node/agentic/kimi_fp4_mi355x_eagle.sh", None),
+    ("benchmarks/single_node/agentic/kimi_fp8_mi355x.sh", None),
+])
+def test_scripts_pair_with_their_entry_by_name_and_scenario(script_path, key):
+    found = recipe_link._pair(make(entry=ENTRY + AGENTIC), script_path, "vllm")
+    assert (found[1] if found else None) == key
+
+
+def test_sglang_cookbook_page():
+    entry = (ENTRY.replace("framework: vllm", "framework: sglang").replace("mi355x-vllm", "mi355x-sglang"))
+    script = ("export SGLANG_USE_AITER=1\npython3 -m sglang.launch_server --model-path $MODEL --tp $TP "
+              "--kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.8\n")
+    cookbook = """# Model
+## AMD MI355X
+```bash
+SGLANG_USE_AITER=1 python3 -m sglang.launch_server --model-path org/Model-MXFP4 --tp 8 --kv-cache-dtype fp8_e4m3
+```
+"""
+    url = "https://docs.sglang.io/cookbook/autoregressive/Org/Model"
+    doc = UpstreamDoc(url, "page", "sgl-project/sglang",
+                      files=frozen_map({"docs_new/cookbook/autoregressive/Org/Model.mdx": cookbook}))
+    result = run(make(detail=f"cookbook: {url}", upstream=(doc,), entry=entry, script=script,
+                      script_path=SCRIPT_PATH.replace(".sh", "_sglang.sh")))
+    assert result.status is Status.PASS
+    assert result.reason == (f"{url} (published) documents org/Model-MXFP4 on mi355x "
+                             f"({SCRIPT_PATH.replace('.sh', '_sglang.sh')}): --tp 8, --kv-cache-dtype fp8_e4m3 "
+                             "match; InferenceX-only knobs (informational): --mem-fraction-static")
+
+
+def test_only_the_recipe_for_the_model_counts():
+    other = RECIPE.replace("org/Model-MXFP4", "org/Other-MXFP4")
+    files = {"models/org/Other.yaml": other, RECIPE_PATH: RECIPE, "README.md": "# Recipes\n"}
+    assert run(make(upstream=(pull(files=files),))).status is Status.PASS
 
 
 def test_changed_entry_without_its_script_is_compared():
