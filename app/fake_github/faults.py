@@ -1,0 +1,107 @@
+"""Injected failures: the ways GitHub misbehaves that the bot must survive.
+
+A fault matches a request by an fnmatch pattern over "METHOD /concrete/path"
+and "METHOD /route/{template}" (the method part is optional), and applies to
+the next `times` matching requests: an error status (403 and 429 carry the
+rate-limit headers GitHub sends), added latency, or a connection dropped
+mid-response.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from http import HTTPStatus
+from typing import Any
+
+RATE_LIMIT_DOCS = "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api"
+
+
+@dataclass
+class Fault:
+    route: str = "*"
+    status: int | None = None
+    times: int = 1
+    delay_ms: int = 0
+    drop: bool = False
+    retry_after: int | None = None  # seconds; defaults to 60 on a 429
+    reset_in: int = 60  # seconds until x-ratelimit-reset on a 403
+    message: str | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Fault":
+        known = set(cls.__dataclass_fields__)
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown fault fields: {sorted(unknown)}")
+        fault = cls(**data)
+        if fault.times < 1:
+            raise ValueError("times must be at least 1")
+        if fault.status is None and not fault.drop and not fault.delay_ms:
+            raise ValueError("a fault needs a status, drop or delay_ms")
+        return fault
+
+    def matches(self, method: str, path: str, template: str | None) -> bool:
+        pattern = self.route
+        if " " in pattern:
+            want, pattern = pattern.split(" ", 1)
+            if want.upper() != method:
+                return False
+        return fnmatch.fnmatchcase(path, pattern) or (template is not None and fnmatch.fnmatchcase(template, pattern))
+
+    def response(self, limit: int) -> tuple[int, dict[str, str], dict[str, Any]]:
+        """(status, headers, JSON body) GitHub would answer with."""
+        status = self.status or 500
+        headers: dict[str, str] = {}
+        if status == 403:
+            headers.update({"x-ratelimit-limit": str(limit), "x-ratelimit-remaining": "0",
+                            "x-ratelimit-used": str(limit), "x-ratelimit-resource": "core",
+                            "x-ratelimit-reset": str(int(time.time()) + self.reset_in)})
+            message = "API rate limit exceeded for installation."
+        elif status == 429:
+            message = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+        elif status == 404:
+            message = "Not Found"
+        elif status >= 500:
+            message = "Server Error"
+        else:
+            message = HTTPStatus(status).phrase
+        retry_after = self.retry_after if self.retry_after is not None else 60 if status == 429 else None
+        if retry_after is not None:
+            headers["retry-after"] = str(retry_after)
+        body = {"message": self.message or message, "documentation_url": RATE_LIMIT_DOCS
+                if status in (403, 429) else "https://docs.github.com/rest", "status": str(status)}
+        return status, headers, body
+
+
+@dataclass
+class Faults:
+    """Pending faults, in the order they were added; safe to change from a test thread."""
+
+    _items: list[Fault] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, fault: Fault) -> None:
+        with self._lock:
+            self._items.append(fault)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def take(self, method: str, path: str, template: str | None) -> Fault | None:
+        """The first fault matching this request, spending one of its `times`."""
+        with self._lock:
+            for fault in self._items:
+                if fault.matches(method, path, template):
+                    fault.times -= 1
+                    if fault.times == 0:
+                        self._items.remove(fault)
+                    return fault
+        return None
+
+    def pending(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [asdict(f) for f in self._items]

@@ -1,0 +1,1 @@
+"""The fake's REST routes, one module per area of the API."""

@@ -1,0 +1,55 @@
+"""The fake GitHub as a FastAPI app: routes, GitHub's error shapes, and the HTTP instrumentation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from app.world import World
+
+from .instrument import Instrument
+from .routes import accounts, actions, admin, checks, pulls, repos
+from .routes.common import DOCS, GitHubError
+from .state import GitHubState
+
+ROUTERS = [m.router for m in (admin, accounts, actions, checks, pulls, repos)]
+ROUTES = [route for router in ROUTERS for route in router.routes]
+
+
+def create_app(worlds: Sequence[World | str | Path], webhook_url: str | None = None,
+               webhook_secret: str | None = None, *, latency_ms: int = 0, app_id: int | None = None) -> FastAPI:
+    """The server for `worlds` (World objects or directories); its state is `app.state.github`."""
+    state = GitHubState.from_worlds([w if isinstance(w, World) else World.load(w) for w in worlds])
+    state.webhook.url, state.webhook.secret = webhook_url, webhook_secret
+    state.latency_ms = latency_ms
+    if app_id is not None:
+        state.app_id = app_id
+    app = FastAPI(title="fake GitHub", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.github = state
+    for router in ROUTERS:
+        app.include_router(router)
+
+    @app.exception_handler(GitHubError)
+    async def github_error(_request: Request, exc: GitHubError) -> JSONResponse:
+        return exc.response()
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_request: Request, exc: HTTPException) -> JSONResponse:
+        # GitHub answers an unknown route, or a known route with another method, with 404
+        status = exc.status_code if exc.status_code not in (404, 405) else 404
+        return GitHubError(status, "Not Found" if status == 404 else str(exc.detail)).response()
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        if any(err.get("loc", ("",))[0] == "path" for err in exc.errors()):
+            return GitHubError(404, "Not Found").response()
+        return JSONResponse({"message": "Validation Failed", "documentation_url": DOCS, "status": "422"},
+                            status_code=422)
+
+    app.add_middleware(Instrument, state=state, routes=ROUTES)
+    return app

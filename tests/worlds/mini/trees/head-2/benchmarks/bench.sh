@@ -1,0 +1,4 @@
+#!/bin/sh
+set -e
+vllm serve acme/Bench-7B --tensor-parallel-size 1
+echo done
