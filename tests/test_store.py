@@ -1,0 +1,126 @@
+"""The durable queue: coalescing, per-PR exclusivity, lease expiry, retries, the append-only audit."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from app.store import JobSpec, SqliteStore
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def store(tmp_path, clock):
+    return SqliteStore(str(tmp_path / "bot.db"), clock=clock)
+
+
+def verify(pr=1, **payload):
+    return JobSpec("verify", "o/r", pr, 7, payload)
+
+
+def test_a_delivery_is_recorded_once(store):
+    assert store.record_delivery("h:t:guid", "issue_comment", "created", "o/r", 1, [verify()])
+    assert not store.record_delivery("h:t:guid", "issue_comment", "created", "o/r", 1, [verify()])
+    assert len(store.jobs()) == 1
+
+
+def test_the_same_guid_for_another_hook_is_another_delivery(store):
+    assert store.record_delivery("h1:t:guid", "issue_comment", "created", "o/r", 1, [verify()])
+    assert store.record_delivery("h2:t:guid", "issue_comment", "created", "o/r", 1, [verify()])
+
+
+def test_a_burst_for_one_pr_coalesces_into_one_queued_job(store):
+    for n in range(50):
+        store.enqueue([verify(reason=f"event {n}")])
+    queued = store.jobs("queued")
+    assert len(queued) == 1
+    assert '"event 49"' in queued[0]["payload"]
+
+
+def test_one_running_job_per_pr(store):
+    store.enqueue([verify(), JobSpec("lint", "o/r", 1, 7)])
+    first = store.lease("w1", 30)
+    assert first is not None
+    assert store.lease("w2", 30) is None  # same PR: waits
+    store.enqueue([verify(pr=2)])
+    other = store.lease("w2", 30)
+    assert other is not None and other.pr == 2
+
+
+def test_a_new_event_during_a_run_queues_one_more_run(store):
+    store.enqueue([verify()])
+    running = store.lease("w1", 30)
+    store.enqueue([verify(reason="later")])
+    store.enqueue([verify(reason="latest")])
+    assert len(store.jobs("queued")) == 1
+    store.complete(running, "w1")
+    follow_up = store.lease("w1", 30)
+    assert follow_up.payload["reason"] == "latest"
+
+
+def test_an_expired_lease_runs_again(store, clock):
+    store.enqueue([verify()])
+    job = store.lease("dead-worker", 30)
+    assert store.lease("w2", 30) is None
+    clock.now += 31
+    again = store.lease("w2", 30)
+    assert again is not None and again.id == job.id and again.attempts == 2
+    assert not store.heartbeat(job, "dead-worker", 30)  # the dead worker lost it
+    store.complete(job, "dead-worker")  # and cannot finish it
+    assert store.jobs("running")[0]["lease_owner"] == "w2"
+
+
+def test_retry_waits_until_not_before(store, clock):
+    store.enqueue([verify()])
+    job = store.lease("w1", 30)
+    store.retry(job, "w1", 60, "GitHub answered 502")
+    assert store.lease("w1", 30) is None
+    clock.now += 61
+    assert store.lease("w1", 30).attempts == 2
+
+
+def test_fail_records_the_reason(store):
+    store.enqueue([verify()])
+    job = store.lease("w1", 30)
+    store.fail(job, "w1", "GitHub answered 404")
+    assert store.jobs("failed")[0]["last_error"] == "GitHub answered 404"
+    assert store.queue_depth() == 0
+
+
+def test_the_audit_trail_is_append_only(store, tmp_path):
+    store.append_audit({"repo": "o/r", "pr": 1, "head_sha": "abc", "inputs_digest": "d", "verdict": "PASS",
+                        "published": {"writes": ["x"]}})
+    assert store.audit(pr=1)[0]["verdict"] == "PASS"
+    db = sqlite3.connect(str(tmp_path / "bot.db"))
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("UPDATE audit SET verdict = 'FAIL'")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("DELETE FROM audit")
+
+
+def test_verdicts_by_head(store):
+    store.record_verdict("o/r", 1, "a" * 40, "REJECTED", "fp1")
+    store.record_verdict("o/r", 1, "b" * 40, "NO_SIGNOFF")
+    assert store.verdict_for("o/r", 1, "b" * 40)["label"] == "NO_SIGNOFF"
+    assert store.last_verdict("o/r", 1)["fingerprint"] == "fp1"
+
+
+def test_two_processes_share_one_database(tmp_path, clock):
+    a = SqliteStore(str(tmp_path / "shared.db"), clock=clock)
+    b = SqliteStore(str(tmp_path / "shared.db"), clock=clock)
+    a.enqueue([verify()])
+    assert a.lease("a", 30) is not None
+    assert b.lease("b", 30) is None

@@ -1,0 +1,161 @@
+"""POST /webhook: signatures, bad input, duplicates, routing; never a 500 for bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.fake_github.payloads import Site
+from app.fake_github.state import GitHubState
+from app.fake_github.webhooks import stored_event
+from app.replay import DEMO_WORLD
+from app.server import create_app
+from app.settings import Settings
+from app.store import SqliteStore
+from app.world import World
+
+SECRET = "s3cret-for-tests"
+REPO = "demo-org/InferenceX-demo"
+
+
+def sign(body: bytes, secret: str = SECRET) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def events():
+    state = GitHubState.from_worlds([World.load(DEMO_WORLD)])
+    site = Site(state, "http://127.0.0.1:1")
+    repo = state.repo("demo-org", "InferenceX-demo")
+
+    def make(event: str, object_id: int, action: str | None = None) -> dict:
+        return stored_event(site, repo, event, action, object_id).payload
+
+    return make
+
+
+@pytest.fixture
+def client(tmp_path):
+    settings = Settings(app_id=1, private_key="-----BEGIN KEY-----", webhook_secret=SECRET,
+                        db_path=str(tmp_path / "bot.db"), max_body_bytes=200_000)
+    store = SqliteStore(settings.db_path)
+    app = create_app(settings, store, run_workers=False)
+    with TestClient(app) as c:
+        c.store = store
+        yield c
+
+
+def post(client, event: str, payload, guid: str = "guid-1", signature: str | None = None, raw: bytes | None = None):
+    body = raw if raw is not None else json.dumps(payload).encode()
+    headers = {"X-GitHub-Event": event, "X-GitHub-Delivery": guid, "Content-Type": "application/json",
+               "X-GitHub-Hook-ID": "9", "X-GitHub-Hook-Installation-Target-ID": "1"}
+    if signature != "":
+        headers["X-Hub-Signature-256"] = signature or sign(body)
+    return client.post("/webhook", content=body, headers=headers)
+
+
+def test_a_signed_sign_off_comment_is_queued(client, events):
+    r = post(client, "issue_comment", events("issue_comment", 5001))
+    assert r.status_code == 202 and r.json()["outcome"] == "queued"
+    jobs = client.store.jobs("queued")
+    assert [(j["kind"], j["repo"], j["pr"]) for j in jobs] == [("comment", REPO, 42)]
+
+
+@pytest.mark.parametrize("signature", ["", "sha256=deadbeef", "sha1=" + "0" * 40, "0" * 64, sign(b"other body"),
+                                       "sha256=" + "G" * 64])
+def test_bad_signatures_are_401(client, events, signature):
+    payload = events("issue_comment", 5001)
+    body = json.dumps(payload).encode()
+    if signature == "0" * 64:  # the right digest without the sha256= prefix (githubkit would try SHA-1)
+        signature = sign(body).removeprefix("sha256=")
+    r = post(client, "issue_comment", payload, signature=signature)
+    assert r.status_code == 401
+    assert client.store.jobs() == []
+
+
+def test_a_sha1_signature_is_refused_even_when_correct(client, events):
+    body = json.dumps(events("issue_comment", 5001)).encode()
+    sha1 = "sha1=" + hmac.new(SECRET.encode(), body, hashlib.sha1).hexdigest()
+    assert post(client, "issue_comment", None, raw=body, signature=sha1).status_code == 401
+
+
+def test_a_repeated_delivery_is_processed_once(client, events):
+    payload = events("issue_comment", 5001)
+    assert post(client, "issue_comment", payload, guid="same").json()["outcome"] == "queued"
+    again = post(client, "issue_comment", payload, guid="same")
+    assert again.status_code == 202 and again.json()["outcome"] == "duplicate"
+    assert len(client.store.jobs()) == 1
+
+
+@pytest.mark.parametrize("raw", [b"{not json", b"", b"\xff\xfe", b"[1, 2]", b'"text"'])
+def test_bodies_that_are_not_a_json_object_are_400(client, raw):
+    assert post(client, "issue_comment", None, raw=raw).status_code == 400
+
+
+def test_a_truncated_payload_is_400(client, events):
+    body = json.dumps(events("issue_comment", 5001)).encode()[:500]
+    assert post(client, "issue_comment", None, raw=body).status_code == 400
+
+
+def test_missing_or_mistyped_fields_are_400(client, events):
+    payload = events("issue_comment", 5001)
+    del payload["comment"]
+    assert post(client, "issue_comment", payload).status_code == 400
+    payload = events("issue_comment", 5001)
+    payload["issue"]["number"] = "forty-two"
+    assert post(client, "issue_comment", payload, guid="g2").status_code == 400
+
+
+def test_an_oversize_body_is_413(client):
+    raw = b'{"x": "' + b"a" * 300_000 + b'"}'
+    assert post(client, "issue_comment", None, raw=raw).status_code == 413
+
+
+def test_unknown_events_are_acknowledged_and_ignored(client):
+    r = post(client, "star", {"action": "created", "repository": {"full_name": REPO}})
+    assert r.status_code == 202 and r.json()["outcome"] == "ignored"
+    assert client.store.jobs() == []
+
+
+def test_missing_delivery_header_is_400(client, events):
+    body = json.dumps(events("issue_comment", 5001)).encode()
+    r = client.post("/webhook", content=body, headers={"X-GitHub-Event": "issue_comment",
+                                                        "X-Hub-Signature-256": sign(body)})
+    assert r.status_code == 400
+
+
+def test_a_bots_comment_is_ignored(client, events):
+    payload = events("issue_comment", 5001)
+    payload["comment"]["user"]["login"] = "signoff-bot[bot]"
+    payload["comment"]["user"]["type"] = "Bot"
+    r = post(client, "issue_comment", payload)
+    assert r.json()["outcome"] == "ignored"
+
+
+def test_pull_request_events_queue_lint_and_the_awaiting_check(client, events):
+    r = post(client, "pull_request", events("pull_request", 42, "opened"))
+    assert r.json()["outcome"] == "queued"
+    assert sorted(j["kind"] for j in client.store.jobs()) == ["lint", "opened"]
+    sync = events("pull_request", 42, "synchronize")
+    sync.update(before="a1" * 20, after=sync["pull_request"]["head"]["sha"])
+    r = post(client, "pull_request", sync, guid="g-sync")
+    assert sorted(j["kind"] for j in client.store.jobs("queued")) == ["lint", "opened", "synchronize"]
+
+
+def test_a_completed_sweep_queues_a_sweep_job(client, events):
+    r = post(client, "workflow_run", events("workflow_run", 9001, "completed"))
+    assert r.json()["outcome"] == "queued"
+    assert [j["kind"] for j in client.store.jobs()] == ["sweep"]
+
+
+def test_health_ready_and_metrics(client, events):
+    assert client.get("/healthz").json() == {"ok": True}
+    assert client.get("/readyz").status_code == 200
+    post(client, "issue_comment", events("issue_comment", 5001))
+    text = client.get("/metrics").text
+    assert 'signoff_bot_deliveries_total{event="issue_comment",outcome="queued"} 1.0' in text
+    assert "signoff_bot_queue_depth 1.0" in text
