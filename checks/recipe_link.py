@@ -35,30 +35,42 @@ SKU (`serverargs.recipe`): each composed serve config (base args, variant,
 single-node strategy, hardware overrides for the SKU's vendor, generation
 and name), each guide command under a heading that applies to the SKU,
 and each optional feature. Only documents that serve the PR's model
-(exact, case-insensitive) count. A script's arg matches when its value
-(after `serverargs.canonical`) equals a value one of those configs
-documents for that key, or when it equals the engine default
-(`serverargs.is_default`, e.g. `--kv-cache-dtype auto`, `--moe-backend
-auto`, a `--quantization` naming the checkpoint's own format) and some
-complete config leaves the key unset. The script is evaluated once per
-search-space point of its master-config entry, with MODEL, TP, EP_SIZE,
-DP_ATTENTION, SPEC_DECODING, KV_OFFLOADING and KV_OFFLOAD_BACKEND set from
-the point; every value a branch may produce is compared. A changed entry
-without a changed script is compared on model, TP, EP and DP-attention.
+(exact, case-insensitive) count; a recipe that declares its hardware must
+list the SKU. A script's arg matches when its value (after
+`serverargs.canonical`) equals a value one of those configs documents for
+that key, or when it equals the engine default (`serverargs.is_default`,
+e.g. `--kv-cache-dtype auto`, `--moe-backend auto`, a `--quantization`
+naming the checkpoint's own format, as auto-detection would) and some
+complete config leaves the key unset.
+
+What the PR serves. A changed script is run (`serverargs.launches`) once
+per search-space point of the master-config entry that runs it (paired by
+name: model prefix, precision, SKU, engine, scenario directory), with
+MODEL, TP, EP_SIZE (default 1), DP_ATTENTION, KV_OFFLOADING and
+KV_OFFLOAD_BACKEND from the point; every value a branch may produce is
+compared. Its model is the launch's literal model, else the entry's
+`model` (the runner passes it as MODEL and stages it at MODEL_PATH). A
+changed entry without a changed script is compared on model, TP, EP and
+DP-attention. Fails closed, naming why: a script no entry runs, a script
+that launches nothing for its points, a MAJOR value the script and
+config do not determine, an entry or recipe that does not parse.
 
 Applicability. N/A when the PR changes no single-node vLLM/SGLang launch
 script and no single-node vLLM/SGLang master-config entry: a purely
 multi-node/disaggregated PR (`benchmarks/multi_node/**`, `multinode:
-true`, `disagg: true`, dynamo-* or *-disagg frameworks) says so. When a
-PR has both parts, only the single-node part is judged.
+true`, `disagg: true`, dynamo-* or *-disagg frameworks) says so, and so
+does one whose single-node entries use other frameworks (atom, trt, ...),
+which the upstream sources do not document. When a PR has both parts,
+only the single-node part is judged.
 
     passes: sign-off detail "- vLLM recipe: https://github.com/vllm-project/recipes/pull/673"
             (#673 merged; models/moonshotai/Kimi-K2.5.yaml serves amd/Kimi-K2.5-MXFP4 with
             --kv-cache-dtype fp8 for mi355x, TP8 and a TP4 reproduction command), script
             serves `vllm serve $MODEL --tensor-parallel-size=$TP --kv-cache-dtype fp8`
             with tp 4 and 8 in the master config.
-    fails:  the same recipe for Kimi-K3, whose amd block leaves the KV cache at the default,
-            while kimik3_fp4_mi355x_mtp.sh:204 serves `--kv-cache-dtype "fp8"`.
+    fails:  vllm-project/recipes#788 (merged) serves moonshotai/Kimi-K3, but its amd config leaves
+            the KV cache at the default (fp8 KV is only in hardware_overrides.blackwell), while
+            kimik3_fp4_mi355x_mtp.sh:204 serves `--kv-cache-dtype "fp8"` on mi355x.
 """
 
 from __future__ import annotations
@@ -424,7 +436,7 @@ def _models_shown(recipes: list[serverargs.Recipe], precision: str) -> str:
     family = serverargs.precision_family(precision)
     preferred = [m for m in ids if family and family in m.lower()] or ids
     more = len(preferred) - 4
-    return ", ".join(preferred[:4]) + (f" (+{more} more)" if more > 0 else "") if preferred else "no model"
+    return ", ".join(preferred[:4]) + (f" (+{more} more)" if more > 0 else "")
 
 
 def _judge(subject: _Subject, linked: list[_Linked], labels: str) -> _Verdict:
@@ -437,6 +449,10 @@ def _judge(subject: _Subject, linked: list[_Linked], labels: str) -> _Verdict:
     serving = [r for r in recipes if model in (m.lower() for m in r.models)]
     if not serving:
         files = ", ".join(path for item in linked for path, _text in item.files)
+        if not any(r.models for r in recipes):
+            return _Verdict(problem=f"{labels} ({files}) has no serve command or model this bot can read, so it "
+                                    f"cannot be verified to document {subject.model} ({where}); link the recipe "
+                                    "page or PR whose file serves it")
         return _Verdict(problem=f"{labels} ({files}) documents {_models_shown(recipes, subject.precision)}, not "
                                 f"{subject.model} ({where}); link the merged recipe for {subject.model}")
     sources = [s for r in serving for s in r.sources

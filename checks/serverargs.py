@@ -1474,6 +1474,7 @@ def is_major(key: str) -> bool:
 
 
 def is_plumbing(key: str) -> bool:
+    """Harness plumbing (ports, parsers, logging) and the environment: not worth listing as tuning."""
     return key in _PLUMBING or key.startswith("env:")
 
 
@@ -1509,6 +1510,7 @@ def canonical(key: str, value: str, precision: str = "") -> str:
 
 
 def precision_family(precision: str) -> str:
+    """fp4 / fp8 / int4 for a master-config precision (or a model name) that mentions it."""
     p = precision.lower()
     return "fp4" if "fp4" in p else "fp8" if "fp8" in p else "int4" if "int4" in p else p
 
@@ -1535,7 +1537,8 @@ class Arg:
 
     @property
     def known(self) -> tuple[str, ...]:
-        return tuple(v for v in self.values if v is not None)
+        """The candidates the script fully determines."""
+        return tuple(v for v in self.values if v is not None and UNKNOWN not in v)
 
     @property
     def label(self) -> str:
@@ -1809,7 +1812,7 @@ def _composed(data: dict, model: dict, variant: dict, strategy: str, keys: tuple
 
 
 def _as_args(engine: str, argv: list[str], env: list[tuple[str, str]]) -> dict[str, str]:
-    positional, args = split_argv(engine, [Token((a,), 0) for a in argv])
+    _positional, args = split_argv(engine, [Token((a,), 0) for a in argv])
     out = {a.key: a.known[0] for a in args if a.known}
     out.update((f"env:{k}", v) for k, v in env)
     return out

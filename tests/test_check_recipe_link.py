@@ -437,6 +437,11 @@ def test_unresolvable_major_arg_fails_closed():
     assert f"{SCRIPT_PATH}:5 --kv-cache-dtype (its value is not determined" in result.reason
 
 
+def test_partly_determined_major_arg_fails_closed():
+    result = run(make(script=SCRIPT.replace("--kv-cache-dtype fp8", '--kv-cache-dtype "${KV_PREFIX}fp8"')))
+    assert result.status is Status.FAIL and "--kv-cache-dtype (its value is not determined" in result.reason
+
+
 def test_script_without_a_master_config_entry_fails_closed():
     result = run(make(entry=None))
     assert result.status is Status.FAIL
@@ -510,6 +515,13 @@ SGLANG_USE_AITER=1 python3 -m sglang.launch_server --model-path org/Model-MXFP4 
     assert result.reason == (f"{url} (published) documents org/Model-MXFP4 on mi355x "
                              f"({SCRIPT_PATH.replace('.sh', '_sglang.sh')}): --tp 8, --kv-cache-dtype fp8_e4m3 "
                              "match; InferenceX-only knobs (informational): --mem-fraction-static")
+
+
+def test_document_without_a_readable_serve_command_fails_closed():
+    result = run(make(upstream=(pull(files={"models/org/Model.md": "# Model\nSee the interactive builder.\n"}),)))
+    assert result.status is Status.FAIL
+    assert result.reason.startswith("vllm-project/recipes#7 (models/org/Model.md) has no serve command or model "
+                                    "this bot can read, so it cannot be verified to document org/Model-MXFP4")
 
 
 def test_only_the_recipe_for_the_model_counts():
