@@ -38,10 +38,19 @@ and each optional feature. Only documents that serve the PR's model
 (exact, case-insensitive) count; a recipe that declares its hardware must
 list the SKU. A script's arg matches when its value (after
 `serverargs.canonical`) equals a value one of those configs documents for
-that key, or when it equals the engine default (`serverargs.is_default`,
-e.g. `--kv-cache-dtype auto`, `--moe-backend auto`, a `--quantization`
-naming the checkpoint's own format, as auto-detection would) and some
-complete config leaves the key unset.
+that key, or when it equals the engine default (`serverargs.is_default`)
+and some complete config leaves the key unset. The equivalence table:
+  - unset == `auto` (kv-cache-dtype, dtype, every `*-backend`), `1`
+    (TP/DP/PP/EP sizes), `false` (boolean MAJOR flags), `none`
+    (moe-a2a-backend), VLLM_ROCM_USE_AITER=0, and
+    VLLM_ROCM_USE_AITER_{MOE,MLA,MHA,LINEAR,RMSNORM}=1;
+  - unset == `--quantization X` when X is a checkpoint format of the
+    entry's precision (fp4: mxfp4, nvfp4, modelopt_fp4, quark,
+    compressed-tensors, ...; fp8: fp8, mxfp8, modelopt, ...): the engine
+    auto-detects exactly that from the checkpoint;
+  - KV cache `fp8_e4m3` == `fp8`; SGLang `NEXTN` == `EAGLE`; vLLM
+    `deepseek_mtp` (any `*mtp`) == `mtp`; case, number spelling (8 == 8.0)
+    and JSON key order never matter.
 
 What the PR serves. A changed script is run (`serverargs.launches`) once
 per search-space point of the master-config entry that runs it (paired by
