@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -418,3 +419,20 @@ $ python3 -m sglang.launch_server --model-path zai-org/GLM-5.2-FP8 --tp 4
     assert r.models == ("zai-org/GLM-5.2-FP8",)
     assert [(s.engine, dict(s.args)) for s in r.sources] == [
         ("sglang", {"tensor-parallel-size": "8", "kv-cache-dtype": "fp8_e4m3"})]
+
+
+_KEYS = st.sampled_from(["meta", "hardware", "model", "model_id", "base_args", "variants", "extra_args", "tp",
+                         "supported_hardware", "hardware_overrides", "amd", "mi355x", "features", "args",
+                         "strategies", "compatible_strategies", "strategy_min_gpus", "strategy_hardware",
+                         "strategy_overrides", "single_node_tp", "guide", "extra_env", "env"])
+_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 16), st.sampled_from(
+    ["--tp", "8", "mi355x", "single_node_tp", "org/m", "vllm serve org/m --tp 2", "```bash\nvllm serve x\n```"]))
+_SHAPES = st.recursive(_LEAVES, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                       st.dictionaries(_KEYS, inner, max_size=5)), max_leaves=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_KEYS, _SHAPES, max_size=6))
+def test_recipe_reader_never_raises_on_odd_shapes(data):
+    r = sa.recipe("models/org/m.yaml", yaml.safe_dump(data), "mi355x")
+    assert r.error is None or isinstance(r.error, str)
