@@ -37,6 +37,11 @@ class Fault:
         if unknown:
             raise ValueError(f"unknown fault fields: {sorted(unknown)}")
         fault = cls(**data)
+        numbers = (fault.times, fault.delay_ms, fault.reset_in, fault.status or 0, fault.retry_after or 0)
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+            raise ValueError("times, delay_ms, reset_in, status and retry_after must be integers")
+        if fault.status is not None and not 400 <= fault.status <= 599:
+            raise ValueError("status must be an HTTP error status (4xx or 5xx)")
         if fault.times < 1:
             raise ValueError("times must be at least 1")
         if fault.status is None and not fault.drop and not fault.delay_ms:

@@ -37,8 +37,11 @@ class _QuietDrops(logging.Filter):
         return "without completing response" not in record.getMessage()
 
 
+_QUIET_DROPS = _QuietDrops()
+
+
 def _server(app: Any) -> uvicorn.Server:
-    logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
+    logging.getLogger("uvicorn.error").addFilter(_QUIET_DROPS)  # adding it again is a no-op
     config = uvicorn.Config(app, host="127.0.0.1", log_level="warning", lifespan="off", http="h11",
                             access_log=False)
     return uvicorn.Server(config)
