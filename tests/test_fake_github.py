@@ -563,6 +563,37 @@ def test_worlds_merge_or_conflict() -> None:
         FakeGitHub(kv_fp8, other)
 
 
+def test_unquoted_shas_and_timestamps_read_as_github_writes_them(tmp_path: Path) -> None:
+    """WORLD_FORMAT.md's example SHAs are all digits: unquoted, YAML reads them as integers."""
+    (tmp_path / "trees" / "base").mkdir(parents=True)
+    (tmp_path / "trees" / "base" / "a.txt").write_text("a\n")
+    shutil.copytree(tmp_path / "trees" / "base", tmp_path / "trees" / "head")
+    (tmp_path / "trees" / "head" / "a.txt").write_text("b\n")
+    base, head = "1" * 40, "2" * 40
+    (tmp_path / "world.yaml").write_text(f"""now: 2026-08-12T18:00:00Z
+repos:
+  - full_name: o/r
+    installation_id: 1
+    commits:
+      - {{sha: {base}, tree: base, parents: [], message: base, author: a}}
+      - {{sha: {head}, tree: head, parents: [{base}], message: head, author: a}}
+    branches: {{main: {base}}}
+    pulls:
+      - number: 1
+        user: a
+        base: {{ref: main, sha: {base}}}
+        head: {{ref: f, sha: {head}}}
+        issue_comments: [{{id: 5, user: b, created_at: 2026-08-12T17:00:00Z, body: hi}}]
+""")
+    with FakeGitHub(tmp_path) as fake, as_user(fake, "b") as gh:
+        assert gh.rest.pulls.get("o", "r", 1).parsed_data.head.sha == head
+        assert [f.filename for f in gh.rest.pulls.list_files("o", "r", 1).parsed_data] == ["a.txt"]
+        assert gh.rest.repos.get_branch("o", "r", "main").parsed_data.commit.parents == []
+        comments = httpx.get(f"{fake.url}/repos/o/r/issues/1/comments").json()
+        assert comments[0]["created_at"] == "2026-08-12T17:00:00Z"
+        assert httpx.get(f"{fake.url}/repos/o/r").json()["pushed_at"] == "2026-08-12T18:00:00Z"
+
+
 def test_standalone_command_prints_its_url() -> None:
     proc = subprocess.Popen([sys.executable, "-m", "app.fake_github", str(MINI), "--port", "0"],
                             cwd=Path(__file__).resolve().parent.parent, stdout=subprocess.PIPE, text=True)

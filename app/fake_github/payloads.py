@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .ids import node_id, stable_id
-from .state import GitHubState, RepoState, iso
+from .state import GitHubState, RepoState
 
 HTML = "https://github.com"
 ACTIONS_APP_ID = 15368
@@ -50,8 +50,7 @@ class Site:
 
     @property
     def epoch(self) -> str:
-        """The worlds' `now`: the default time of objects a world gives no time."""
-        return max(w.now for w in self.state.worlds)
+        return self.state.epoch
 
 
 def user_type(state: GitHubState, login: str) -> str:
@@ -197,7 +196,5 @@ def rate_limit(used: int, limit: int, reset: int) -> dict[str, Any]:
 
 
 def timestamp(value: Any, default: str) -> str:
-    """A world timestamp as GitHub prints it (YAML may have parsed it into a datetime)."""
-    if value is None or value == "":
-        return default
-    return iso(value) if hasattr(value, "astimezone") else str(value)
+    """A stored timestamp, or `default` when the world gives none."""
+    return str(value) if value else default

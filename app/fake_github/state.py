@@ -8,7 +8,7 @@ they agree; an object two worlds define differently is a `WorldConflict`.
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import re
 import secrets
 import threading
@@ -155,6 +155,7 @@ class GitHubState:
     repos: dict[str, RepoState]  # lower-cased full name -> repo
     teams: dict[str, list[str]]
     clock: Clock
+    epoch: str  # the worlds' `now`: the time of objects a world gives no time
     app_id: int = DEFAULT_APP_ID
     app_slug: str = APP_SLUG
     latency_ms: int = 0
@@ -182,7 +183,7 @@ class GitHubState:
             for repo in world.repos.values():
                 ids.extend(_load_repo(repos, repo, world))
         now = max(parse_time(w.now) for w in worlds)
-        return cls(list(worlds), repos, teams, Clock(now), _next_id=max(ids) + 1)
+        return cls(list(worlds), repos, teams, Clock(now), iso(now), _next_id=max(ids) + 1)
 
     @property
     def bot_login(self) -> str:
@@ -239,6 +240,20 @@ class GitHubState:
         return out
 
 
+def _plain(value: Any) -> Any:
+    """A deep copy of world data with YAML's readings undone: timestamps back to GitHub's
+    ISO text, and a SHA written without quotes (all digits, read as an int) back to text."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime):
+        return iso(value if value.tzinfo else value.replace(tzinfo=timezone.utc))
+    if isinstance(value, int) and not isinstance(value, bool) and len(str(value)) == 40:
+        return str(value)
+    return value
+
+
 def _merge(table: dict, key: Any, value: Any, what: str) -> None:
     if key in table and table[key] != value:
         raise WorldConflict(f"{what} is defined differently by two worlds")
@@ -256,7 +271,10 @@ def _load_repo(repos: dict[str, RepoState], src, world: World) -> list[int]:
         raise WorldConflict(f"{where}: default branch or installation is defined differently by two worlds")
     for login, role in src.collaborators.items():
         _merge(repo.collaborators, login, role, f"{where}: collaborator {login}")
-    for sha, commit in src.commits.items():
+    for commit in src.commits.values():
+        if str(commit.sha) != commit.sha or any(str(p) != p for p in commit.parents):
+            commit = dataclasses.replace(commit, sha=_plain(commit.sha), parents=_plain(commit.parents))
+        sha = commit.sha
         if sha in repo.commits:
             old = repo.commits[sha]
             if (old.parents, old.message, old.author) != (commit.parents, commit.message, commit.author) or (
@@ -265,10 +283,10 @@ def _load_repo(repos: dict[str, RepoState], src, world: World) -> list[int]:
         else:
             repo.commits[sha] = commit
     for branch, sha in src.branches.items():
-        _merge(repo.branches, branch, sha, f"{where}: branch {branch}")
+        _merge(repo.branches, branch, _plain(sha), f"{where}: branch {branch}")
     ids: list[int] = []
     for number, raw in src.pulls.items():
-        pr = copy.deepcopy(raw)
+        pr = _plain(raw)
         for kind, table in (("issue_comments", repo.issue_comments), ("reviews", repo.reviews),
                             ("review_comments", repo.review_comments)):
             for item in pr.pop(kind, None) or []:
@@ -279,11 +297,11 @@ def _load_repo(repos: dict[str, RepoState], src, world: World) -> list[int]:
                 ids.append(int(item["id"]))
         _merge(repo.pulls, number, pr, f"{where}: pull request #{number}")
     for raw in src.check_runs:
-        run = copy.deepcopy(raw)
+        run = _plain(raw)
         _merge(repo.check_runs, int(run["id"]), run, f"{where}: check run {run['id']}")
         ids.append(int(run["id"]))
     for raw in src.workflow_runs:
-        run = copy.deepcopy(raw)
+        run = _plain(raw)
         _merge(repo.workflow_runs, int(run["id"]), run, f"{where}: workflow run {run['id']}")
         ids.append(int(run["id"]))
         for art in run.get("artifacts") or []:
