@@ -333,16 +333,21 @@ class Gatherer:
 
     async def _upstream_pull(self, target: UpstreamTarget) -> UpstreamDoc:
         owner, name = target.repo.split("/", 1)
+        what = f"{target.repo}#{target.number}"
         try:
-            pull = await self._parsed(f"{target.repo}#{target.number}", self.gh.rest.pulls.async_get,
-                                      owner, name, target.number)
+            resp = await self._call(what, self.gh.rest.pulls.async_get, owner, name, target.number)
         except GitHubError as exc:
             if exc.status == 404:
-                return UpstreamDoc(target.url, "pull", target.repo, target.number,
-                                   error=f"{target.repo}#{target.number} does not exist")
+                return UpstreamDoc(target.url, "pull", target.repo, target.number, error=f"{what} does not exist")
             raise
+        try:
+            pull = resp.parsed_data
+            # Newer API schemas dropped merge_commit_sha from the model; GitHub still sends it.
+            merge_sha = resp.json().get("merge_commit_sha")
+        except Exception as exc:  # noqa: BLE001
+            raise as_github_error(exc, what) from None
         merged = bool(pull.merged)
-        ref = pull.merge_commit_sha if merged and pull.merge_commit_sha else pull.head.sha
+        ref = merge_sha if merged and merge_sha else pull.head.sha
         listed = await self._pages(f"files of {target.repo}#{target.number}", self.gh.rest.pulls.async_list_files,
                                    owner, name, target.number)
         paths = sorted(f.filename for f in listed if str(f.status) != "removed")
