@@ -57,7 +57,8 @@ def check_suite(site: Site, repo: RepoState, cr: dict[str, Any]) -> dict[str, An
         "before": None, "after": cr["head_sha"],
         "pull_requests": [minimal_pull(site, repo, pr) for pr in repo.pulls_at(cr["head_sha"])],
         "app": integration(site, cr.get("app_id") or ACTIONS_APP_ID),
-        "created_at": timestamp(cr.get("started_at"), site.epoch), "updated_at": timestamp(cr.get("completed_at"), site.epoch),
+        "created_at": timestamp(cr.get("started_at"), site.epoch),
+        "updated_at": timestamp(cr.get("completed_at"), site.epoch),
     }
 
 

@@ -77,7 +77,8 @@ def diff_entry(site: Site, repo: RepoState, head: str, d: FileDiff) -> dict[str,
     data: dict[str, Any] = {
         "sha": blob_sha(d.head if d.head is not None else d.base or b""), "filename": d.path, "status": d.status,
         "additions": d.additions, "deletions": d.deletions, "changes": d.additions + d.deletions,
-        "blob_url": f"{HTML}/{repo.full_name}/blob/{head}/{path}", "raw_url": f"{HTML}/{repo.full_name}/raw/{head}/{path}",
+        "blob_url": f"{HTML}/{repo.full_name}/blob/{head}/{path}",
+        "raw_url": f"{HTML}/{repo.full_name}/raw/{head}/{path}",
         "contents_url": f"{api}/contents/{path}?ref={head}",
     }
     if d.patch is not None:

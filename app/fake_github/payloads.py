@@ -179,7 +179,8 @@ def collaborator_permission(site: Site, repo: RepoState, login: str) -> dict[str
     """GET .../collaborators/{username}/permission: `permission` in GitHub's legacy
     vocabulary (admin|write|read|none), `role_name` the actual role."""
     role = site.state.permission(repo, login)
-    legacy = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read"}.get(role, "none")
+    legacy = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read",
+              "read": "read"}.get(role, "none")
     rank = ROLES.index(role) if role in ROLES else 0
     perms = {"pull": rank >= 1, "triage": rank >= 2, "push": rank >= 3, "maintain": rank >= 4, "admin": rank >= 5}
     return {"permission": legacy, "role_name": role,

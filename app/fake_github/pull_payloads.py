@@ -43,12 +43,14 @@ def pull(site: Site, repo: RepoState, pr: dict[str, Any], *, full: bool = True) 
     pid = pull_id(repo, n)
     html = f"{HTML}/{repo.full_name}/pull/{n}"
     head_repo = pr["head"].get("repo", repo.full_name)
+    head_owner = head_repo.split("/")[0]
     created, updated = pull_times(site, repo, pr)
     state = pr.get("state", "open")
     merged_at = timestamp(pr.get("merged_at"), "") or None
     closed_at = timestamp(pr.get("closed_at"), "") or (merged_at if state == "closed" else None)
     link = {
-        "self": f"{api}/pulls/{n}", "html": html, "issue": f"{api}/issues/{n}", "comments": f"{api}/issues/{n}/comments",
+        "self": f"{api}/pulls/{n}", "html": html, "issue": f"{api}/issues/{n}",
+        "comments": f"{api}/issues/{n}/comments",
         "review_comments": f"{api}/pulls/{n}/comments", "review_comment": f"{api}/pulls/comments{{/number}}",
         "commits": f"{api}/pulls/{n}/commits", "statuses": f"{api}/statuses/{pr['head']['sha']}",
     }
@@ -56,14 +58,15 @@ def pull(site: Site, repo: RepoState, pr: dict[str, Any], *, full: bool = True) 
         "url": link["self"], "id": pid, "node_id": node_id("PullRequest", pid), "html_url": html,
         "diff_url": f"{html}.diff", "patch_url": f"{html}.patch", "issue_url": link["issue"],
         "commits_url": link["commits"], "review_comments_url": link["review_comments"],
-        "review_comment_url": link["review_comment"], "comments_url": link["comments"], "statuses_url": link["statuses"],
-        "number": n, "state": state, "locked": False, "title": pr.get("title", ""), "user": user(site, pr.get("user", "ghost")),
+        "review_comment_url": link["review_comment"], "comments_url": link["comments"],
+        "statuses_url": link["statuses"], "number": n, "state": state, "locked": False, "title": pr.get("title", ""),
+        "user": user(site, pr.get("user", "ghost")),
         "body": pr.get("body") or None, "labels": [label(site, repo, name) for name in pr.get("labels") or []],
         "milestone": None, "active_lock_reason": None, "created_at": created, "updated_at": updated,
         "closed_at": closed_at, "merged_at": merged_at, "merge_commit_sha": pr.get("merge_commit_sha"),
         "assignee": None, "assignees": [], "requested_reviewers": [], "requested_teams": [],
-        "head": {"label": f"{head_repo.split('/')[0]}:{pr['head']['ref']}", "ref": pr["head"]["ref"],
-                 "sha": pr["head"]["sha"], "user": user(site, head_repo.split("/")[0]), "repo": _repo_of(site, head_repo)},
+        "head": {"label": f"{head_owner}:{pr['head']['ref']}", "ref": pr["head"]["ref"], "sha": pr["head"]["sha"],
+                 "user": user(site, head_owner), "repo": _repo_of(site, head_repo)},
         "base": {"label": f"{repo.owner}:{pr['base']['ref']}", "ref": pr["base"]["ref"], "sha": pr["base"]["sha"],
                  "user": user(site, repo.owner), "repo": repository(site, repo)},
         "_links": {k: {"href": v} for k, v in link.items()},

@@ -131,9 +131,10 @@ class RepoState:
 
     def run_times(self, run_id: int) -> tuple[str | None, str | None]:
         """When a workflow run started and last changed, from its check runs."""
-        starts = [str(c["started_at"]) for c in self.check_runs.values() if c.get("run_id") == run_id and c.get("started_at")]
-        ends = [str(c.get("completed_at") or c.get("started_at")) for c in self.check_runs.values()
-                if c.get("run_id") == run_id and (c.get("completed_at") or c.get("started_at"))]
+        runs = [c for c in self.check_runs.values() if c.get("run_id") == run_id]
+        starts = [str(c["started_at"]) for c in runs if c.get("started_at")]
+        ends = [str(c.get("completed_at") or c.get("started_at")) for c in runs
+                if c.get("completed_at") or c.get("started_at")]
         return (min(starts) if starts else None, max(ends) if ends else None)
 
 

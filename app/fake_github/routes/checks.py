@@ -18,7 +18,8 @@ from .common import C, Ctx, GitHubError, invalid, json_body, listing, not_found,
 
 router = APIRouter()
 STATUSES = ("queued", "in_progress", "completed", "waiting", "requested", "pending")
-CONCLUSIONS = ("action_required", "cancelled", "failure", "neutral", "success", "skipped", "stale", "timed_out")
+# "stale" is left out: only GitHub sets it
+CONCLUSIONS = ("action_required", "cancelled", "failure", "neutral", "success", "skipped", "timed_out")
 LEVELS = ("notice", "warning", "failure")
 MAX_OUTPUT = 65535
 MAX_ANNOTATIONS = 50

@@ -45,6 +45,11 @@ def _user_events(ctx: Ctx, build: Callable[[], list[Event]]) -> list[Event]:
     return build() if ctx.actor.kind == "user" else []
 
 
+def _head_label(r: RepoState, pr: dict[str, Any]) -> str:
+    """`owner:branch`, what the `head` filter of GET /pulls names."""
+    return f"{pr['head'].get('repo', r.full_name).split('/')[0]}:{pr['head']['ref']}"
+
+
 @router.get("/repos/{owner}/{repo}/pulls")
 def list_pulls(ctx: C, owner: str, repo: str):
     r = repo_of(ctx, owner, repo)
@@ -54,7 +59,7 @@ def list_pulls(ctx: C, owner: str, repo: str):
     if "base" in q:
         pulls = [p for p in pulls if p["base"]["ref"] == q["base"]]
     if "head" in q:
-        pulls = [p for p in pulls if f"{p['head'].get('repo', r.full_name).split('/')[0]}:{p['head']['ref']}" == q["head"]]
+        pulls = [p for p in pulls if _head_label(r, p) == q["head"]]
     pulls.sort(key=lambda p: p["number"], reverse=q.get("direction", "desc") == "desc")
     return listing(ctx, pulls, lambda p: pull(ctx.site, r, p, full=False))
 
@@ -259,7 +264,8 @@ def list_comments(ctx: C, owner: str, repo: str, number: int):
     r = repo_of(ctx, owner, repo)
     pull_of(r, number)
     since = ctx.request.query_params.get("since")
-    comments = [c for c in r.comments_on(number) if not since or str(c.get("updated_at") or c.get("created_at")) >= since]
+    comments = [c for c in r.comments_on(number)
+                if not since or str(c.get("updated_at") or c.get("created_at")) >= since]
     return listing(ctx, comments, lambda c: issue_comment(ctx.site, r, c))
 
 
@@ -310,6 +316,7 @@ async def create_reaction(ctx: C, owner: str, repo: str, kind: str, comment_id: 
     existing = next((x for x in items if x["user"] == ctx.actor.login and x["content"] == content), None)
     if existing:
         return respond(reaction(ctx.site, existing))
-    item = {"id": ctx.state.next_id(), "user": ctx.actor.login, "content": content, "created_at": ctx.state.clock.tick()}
+    item = {"id": ctx.state.next_id(), "user": ctx.actor.login, "content": content,
+            "created_at": ctx.state.clock.tick()}
     items.append(item)
     return respond(reaction(ctx.site, item), 201)
