@@ -338,7 +338,7 @@ class Gatherer:
             resp = await self._call(what, self.gh.rest.pulls.async_get, owner, name, target.number)
         except GitHubError as exc:
             if exc.status == 404:
-                return UpstreamDoc(target.url, "pull", target.repo, target.number, error=f"{what} does not exist")
+                return UpstreamDoc(target.url, "pull", target.repo, target.number, error=target.not_found())
             raise
         try:
             pull = resp.parsed_data
@@ -364,7 +364,7 @@ class Gatherer:
             repo = await self._parsed(target.repo, self.gh.rest.repos.async_get, owner, name)
         except GitHubError as exc:
             if exc.status == 404:
-                return UpstreamDoc(target.url, "page", target.repo, error=f"{target.repo} is not reachable")
+                return UpstreamDoc(target.url, "page", target.repo, error=target.not_found())
             raise
         for path in target.paths:
             text = await self._contents(path, repo.default_branch, target.repo)

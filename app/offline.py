@@ -108,7 +108,7 @@ def _base_snapshot(world: World, repo: Repo, pr: dict[str, Any]) -> Snapshot:
         (_check_run(name, cr) for cr in repo.check_runs if cr.get("head_sha") in in_pr),
         key=lambda c: (c.head_sha, c.name, c.id)))
     run_ids = {c.run_id for c in check_runs if c.run_id is not None}
-    workflow_runs = tuple(_workflow_run(name, r) for r in repo.workflow_runs if r.get("id") in run_ids)
+    workflow_runs = tuple(_workflow_run(world, name, r) for r in repo.workflow_runs if r.get("id") in run_ids)
 
     return Snapshot(
         repo=name,
@@ -185,7 +185,8 @@ def _check_run(repo: str, cr: dict) -> CheckRun:
     )
 
 
-def _workflow_run(repo: str, r: dict) -> WorkflowRun:
+def _workflow_run(world: World, repo: str, r: dict, with_artifacts: bool = False) -> WorkflowRun:
+    """A workflow run; its artifacts are listed only for runs the checks asked for (as gather does)."""
     return WorkflowRun(
         id=int(r["id"]),
         name=r.get("name", ""),
@@ -196,8 +197,9 @@ def _workflow_run(repo: str, r: dict) -> WorkflowRun:
         conclusion=r.get("conclusion"),
         run_attempt=int(r.get("run_attempt") or 1),
         pull_requests=tuple(r.get("pull_requests") or ()),
-        artifacts=tuple(Artifact(int(a["id"]), a["name"], bool(a.get("expired", False)))
-                        for a in r.get("artifacts") or []),
+        artifacts=tuple(Artifact(int(a["id"]), a["name"], bool(a.get("expired", False)),
+                                 sum(len(b) for b in world.artifact_files(int(a["id"])).values()))
+                        for a in (r.get("artifacts") or [] if with_artifacts else [])),
         url=run_url(repo, int(r["id"])),
     )
 
@@ -214,7 +216,7 @@ def _with_evidence(world: World, repo: Repo, snap: Snapshot, want: Wanted) -> Sn
     for run_id in want.runs:
         raw = repo.workflow_run(run_id)
         if raw is not None:
-            runs.setdefault(run_id, _workflow_run(repo.full_name, raw))
+            runs[run_id] = _workflow_run(world, repo.full_name, raw, with_artifacts=True)
     artifacts = []
     prefixes = policy.eval_artifact_prefixes + policy.bmk_artifact_prefixes
     for run_id in want.runs:
@@ -253,13 +255,11 @@ def _with_evidence(world: World, repo: Repo, snap: Snapshot, want: Wanted) -> Sn
 def _upstream(world: World, target: UpstreamTarget) -> UpstreamDoc:
     repo = world.repos.get(target.repo)
     if repo is None:
-        return UpstreamDoc(target.url, target.kind, target.repo, target.number,
-                           error=f"{target.repo} is not reachable")
+        return UpstreamDoc(target.url, target.kind, target.repo, target.number, error=target.not_found())
     if target.kind == "pull":
         pr = repo.pulls.get(target.number)
         if pr is None:
-            return UpstreamDoc(target.url, "pull", target.repo, target.number,
-                               error=f"{target.repo}#{target.number} does not exist")
+            return UpstreamDoc(target.url, "pull", target.repo, target.number, error=target.not_found())
         merged = bool(pr.get("merged"))
         ref = pr.get("merge_commit_sha") if merged else pr["head"]["sha"]
         base = repo.commits.get(pr["base"]["sha"])

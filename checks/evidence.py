@@ -27,6 +27,11 @@ class UpstreamTarget:
     number: int | None = None
     paths: tuple[str, ...] = ()
 
+    def not_found(self) -> str:
+        """Why the document is missing when GitHub answers 404 (it cannot tell which part is missing)."""
+        what = f"{self.repo}#{self.number}" if self.kind == "pull" else self.repo
+        return f"{what} was not found (missing, private or unreachable)"
+
 
 @dataclass(frozen=True)
 class Wanted:
