@@ -1,0 +1,153 @@
+"""The GitHub App end to end: `signoff-bot serve` and the fake GitHub as real processes on loopback.
+
+Each test drives the App the way GitHub would (signed webhooks from the fake,
+users writing comments, pushes, a sweep finishing) and observes what the App
+posted on the fake: the verdict comment, check runs, reactions and replies.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from .apphost import REPO, Stack
+
+pytestmark = pytest.mark.slow
+
+HEAD, SAME, FIXED, LATE = "b2" * 20, "c3" * 20, "d4" * 20, "e5" * 20
+SIGNOFF_ID = 5001
+
+
+@pytest.fixture
+def stack(tmp_path):
+    with Stack(tmp_path) as s:
+        yield s
+        print(s.logs())
+
+
+def check_line(comment: str, number: int) -> str:
+    return next(line for line in comment.splitlines() if line.startswith(("✅", "❌", "➖")) and
+                f"Check {number} (" in line)
+
+
+def verdict_for(stack: Stack, pr: int, sha: str) -> dict:
+    def found():
+        comments = stack.verdict_comments(pr)
+        return comments[0] if comments and f"sha={sha}" in comments[0]["body"] else None
+    return stack.wait(found, 60, f"a verdict comment for {sha[:8]} on #{pr}")
+
+
+def test_a_sign_off_gets_one_verdict_comment_check_run_and_status(stack):
+    stack.deliver("issue_comment", SIGNOFF_ID)
+    comment = verdict_for(stack, 42, HEAD)["body"]
+    assert "**REJECTED**" in comment and "@nv-owner" in comment
+    assert check_line(comment, 4).startswith("❌")  # no /reuse-sweep-run yet
+    assert check_line(comment, 1).startswith("✅")
+    runs = stack.wait(lambda: stack.check_runs(HEAD), 30, "the check run")
+    assert runs[0]["conclusion"] == "failure"
+    assert any(w["route"].startswith("POST /repos/{owner}/{repo}/statuses") for w in stack.writes())
+
+
+def test_an_edited_sign_off_is_verified_again_in_the_same_comment(stack):
+    stack.deliver("issue_comment", SIGNOFF_ID)
+    first = verdict_for(stack, 42, HEAD)
+    body = next(c for c in stack.issue_comments(42) if c["id"] == SIGNOFF_ID)["body"]
+    stack.edit_comment("nv-owner", SIGNOFF_ID, body.replace("- [x] Verified that this PR passes evals",
+                                                            "- [ ] Verified that this PR passes evals"))
+    stack.wait(lambda: "❌" in check_line(stack.verdict_comments(42)[0]["body"], 5), 60, "check 5 to fail")
+    assert [c["id"] for c in stack.verdict_comments(42)] == [first["id"]]
+
+
+def test_reuse_from_an_authorized_maintainer_is_acknowledged_and_turns_check_4_green(stack):
+    stack.deliver("issue_comment", SIGNOFF_ID)
+    verdict_for(stack, 42, HEAD)
+    cmd = stack.comment("core-maintainer", 42, "/reuse-sweep-run 9001")
+    stack.wait(lambda: stack.reactions(cmd["id"]) == ["+1"], 60, "a +1 reaction")
+    replies = [c["body"] for c in stack.issue_comments(42) if "accepted" in c["body"]]
+    assert replies and "9001" in replies[0]
+    stack.wait(lambda: check_line(stack.verdict_comments(42)[0]["body"], 4).startswith("✅"), 60, "check 4 PASS")
+    assert len(stack.verdict_comments(42)) == 1
+
+
+def test_reuse_from_a_stranger_is_refused_with_a_reason(stack):
+    cmd = stack.comment("random-user", 42, "/reuse-sweep-run 9001")
+    stack.wait(lambda: stack.reactions(cmd["id"]) == ["-1"], 60, "a -1 reaction")
+    reply = stack.wait(lambda: [c["body"] for c in stack.issue_comments(42) if "refused" in c["body"]], 30, "a reply")
+    assert "random-user" in reply[0] and "not authorized" in reply[0]
+
+
+def test_reuse_of_a_run_outside_the_pr_is_refused(stack):
+    cmd = stack.comment("core-maintainer", 42, "/reuse-sweep-run 9003")
+    stack.wait(lambda: stack.reactions(cmd["id"]) == ["-1"], 60, "a -1 reaction")
+    reply = [c["body"] for c in stack.issue_comments(42) if "refused" in c["body"]]
+    assert re.search(r"not (a commit of this PR|completed)|has not completed", reply[0])
+
+
+def test_recheck_by_a_maintainer_verifies_and_by_a_stranger_is_refused(stack):
+    stack.comment("core-maintainer", 42, "/signoff-recheck")
+    verdict_for(stack, 42, HEAD)
+    stranger = stack.comment("random-user", 42, "/signoff-recheck")
+    stack.wait(lambda: stack.reactions(stranger["id"]) == ["-1"], 60, "a -1 reaction")
+    assert any("refused" in c["body"] and "random-user" in c["body"] for c in stack.issue_comments(42))
+
+
+def test_a_push_with_the_same_diff_is_verified_again(stack):
+    stack.deliver("issue_comment", SIGNOFF_ID)
+    verdict_for(stack, 42, HEAD)
+    stack.admin("push", number=42, sha=SAME)
+    verdict_for(stack, 42, SAME)
+    assert len(stack.verdict_comments(42)) == 1
+
+
+def test_a_push_that_changes_the_diff_asks_for_a_fresh_sign_off(stack):
+    stack.deliver("issue_comment", SIGNOFF_ID)
+    verdict_for(stack, 42, HEAD)
+    stack.admin("push", number=42, sha=FIXED)
+    runs = stack.wait(lambda: stack.check_runs(FIXED), 60, "a check run on the new head")
+    assert runs[0]["conclusion"] == "action_required"
+    assert f"sha={HEAD}" in stack.verdict_comments(42)[0]["body"]  # the old verdict stays for the old head
+
+
+def test_a_sweep_that_finishes_after_the_sign_off_turns_check_1_green(stack):
+    stack.deliver("issue_comment", 6002)
+    comment = verdict_for(stack, 43, LATE)["body"]
+    assert check_line(comment, 1).startswith("❌")
+    stack.admin("complete-run", id=9003, conclusion="success")
+    stack.wait(lambda: check_line(stack.verdict_comments(43)[0]["body"], 1).startswith("✅"), 60, "check 1 PASS")
+    assert len(stack.verdict_comments(43)) == 1
+
+
+def test_a_redelivered_webhook_is_processed_once(stack):
+    first = stack.deliver("issue_comment", SIGNOFF_ID, delivery="fixed-guid")
+    again = stack.deliver("issue_comment", SIGNOFF_ID, delivery="fixed-guid")
+    assert first["status"] == again["status"] == 202
+    verdict_for(stack, 42, HEAD)
+    assert len(stack.verdict_comments(42)) == 1
+
+
+def test_a_burst_of_50_deliveries_yields_one_comment_and_few_verifications(stack):
+    for n in range(50):
+        stack.deliver("issue_comment", SIGNOFF_ID, delivery=f"burst-{n}")
+    verdict_for(stack, 42, HEAD)
+    stack.wait(lambda: not _busy(stack), 60, "the queue to drain")
+    assert len(stack.verdict_comments(42)) == 1
+    check_run_writes = [w for w in stack.writes() if "check-runs" in w["route"] and w["method"] in ("POST", "PATCH")]
+    assert len(check_run_writes) <= 5  # one verification, plus at most a handful coalesced
+
+
+def test_killed_with_jobs_queued_every_job_completes_exactly_once(stack):
+    stack.deliver("issue_comment", 6002)
+    stack.deliver("issue_comment", SIGNOFF_ID)
+    stack.kill_app()
+    stack.start_app()
+    verdict_for(stack, 42, HEAD)
+    verdict_for(stack, 43, LATE)
+    stack.wait(lambda: not _busy(stack), 60, "the queue to drain")
+    assert len(stack.verdict_comments(42)) == 1 and len(stack.verdict_comments(43)) == 1
+
+
+def _busy(stack: Stack) -> bool:
+    import httpx
+
+    return httpx.get(f"{stack.app_url}/readyz", timeout=5).json().get("queue_depth", 1) > 0
