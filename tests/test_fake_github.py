@@ -189,6 +189,8 @@ def walk_writes(gh: GitHub, world: World) -> None:
     o, r = repo.full_name.split("/")
     n, head = pr["number"], pr["head"]["sha"]
     rest = gh.rest
+    listed = rest.apps.list_repos_accessible_to_installation().parsed_data.repositories
+    assert [x.full_name for x in listed] == [repo.full_name]
     comment = rest.issues.create_comment(o, r, n, body="verdict: pending").parsed_data
     assert comment.performed_via_github_app is not None
     rest.issues.update_comment(o, r, comment.id, body="verdict: PASS").parsed_data

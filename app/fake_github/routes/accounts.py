@@ -12,6 +12,7 @@ from ..payloads import (
     integration,
     public_user,
     rate_limit,
+    repository,
     team_membership,
 )
 from .common import C, Ctx, GitHubError, listing, not_found, repo_of, respond
@@ -47,6 +48,15 @@ def create_token(ctx: C, installation_id: int):
     _installation(ctx, installation_id)
     token = ctx.state.issue_token(installation_id, ctx.actor.app_id or ctx.state.app_id)
     return respond(installation_token(ctx.site, token.token, token.expires_at), 201)
+
+
+@router.get("/installation/repositories")
+def list_installation_repos(ctx: C):
+    """The repositories the calling installation token can access."""
+    if ctx.actor.kind != "installation":
+        raise GitHubError(403, "You must authenticate with an installation access token to access this endpoint.")
+    repos = sorted(ctx.state.installations().get(ctx.actor.installation_id or 0, []), key=lambda r: r.full_name)
+    return listing(ctx, repos, lambda r: repository(ctx.site, r), key="repositories")
 
 
 @router.get("/repos/{owner}/{repo}/installation")
