@@ -64,7 +64,7 @@ def test_reuse_from_an_authorized_maintainer_is_acknowledged_and_turns_check_4_g
     verdict_for(stack, 42, HEAD)
     cmd = stack.comment("core-maintainer", 42, "/reuse-sweep-run 9001")
     stack.wait(lambda: stack.reactions(cmd["id"]) == ["+1"], 60, "a +1 reaction")
-    replies = [c["body"] for c in stack.issue_comments(42) if "accepted" in c["body"]]
+    replies = stack.wait(lambda: [c["body"] for c in stack.issue_comments(42) if "accepted" in c["body"]], 30, "a reply")
     assert replies and "9001" in replies[0]
     stack.wait(lambda: check_line(stack.verdict_comments(42)[0]["body"], 4).startswith("✅"), 60, "check 4 PASS")
     assert len(stack.verdict_comments(42)) == 1
@@ -80,7 +80,7 @@ def test_reuse_from_a_stranger_is_refused_with_a_reason(stack):
 def test_reuse_of_a_run_outside_the_pr_is_refused(stack):
     cmd = stack.comment("core-maintainer", 42, "/reuse-sweep-run 9003")
     stack.wait(lambda: stack.reactions(cmd["id"]) == ["-1"], 60, "a -1 reaction")
-    reply = [c["body"] for c in stack.issue_comments(42) if "refused" in c["body"]]
+    reply = stack.wait(lambda: [c["body"] for c in stack.issue_comments(42) if "refused" in c["body"]], 30, "a reply")
     assert re.search(r"not (a commit of this PR|completed)|has not completed", reply[0])
 
 
@@ -89,7 +89,8 @@ def test_recheck_by_a_maintainer_verifies_and_by_a_stranger_is_refused(stack):
     verdict_for(stack, 42, HEAD)
     stranger = stack.comment("random-user", 42, "/signoff-recheck")
     stack.wait(lambda: stack.reactions(stranger["id"]) == ["-1"], 60, "a -1 reaction")
-    assert any("refused" in c["body"] and "random-user" in c["body"] for c in stack.issue_comments(42))
+    stack.wait(lambda: any("refused" in c["body"] and "random-user" in c["body"] for c in stack.issue_comments(42)),
+               30, "a refusal reply")
 
 
 def test_a_push_with_the_same_diff_is_verified_again(stack):
