@@ -124,7 +124,7 @@ class Publisher:
 
     async def _status(self, sha: str, verdict: Verdict, conclusion: str, out: Published) -> None:
         state = {"success": "success", "neutral": "success", "failure": "failure"}[conclusion]
-        failing = [r for r in render.rows(verdict) if not r.passed]
+        failing = [r for r in verdict.rows if not r.passed]
         description = "Sign-off verified" if verdict.passed else (
             f"Sign-off rejected: {len(failing)} check(s) failed" if verdict.signer else "No CODEOWNER sign-off yet")
         data = {"state": state, "context": CHECK_NAME, "description": description[:140]}

@@ -20,17 +20,13 @@ _ENV = jinja2.Environment(
 )
 
 
-def rows(verdict: Verdict) -> list:
-    return list(verdict.results) + ([verdict.lint] if verdict.lint else [])
-
-
 def comment(verdict: Verdict, policy: Policy | None = None) -> str:
     """The verdict comment, exactly in the format of the reference verifier."""
     policy = policy or Policy()
-    failing = [r for r in rows(verdict) if r.status is Status.FAIL]
+    failing = [r for r in verdict.rows if r.status is Status.FAIL]
     blocking = [f"Check {r.number} ({r.name})" if r.number <= 12 else r.name for r in failing]
     return _ENV.get_template("verdict.md.j2").render(
-        verdict=verdict, rows=rows(verdict), blocking=blocking,
+        verdict=verdict, rows=verdict.rows, blocking=blocking,
         checklist=policy.checklist, phrase=policy.signoff_phrase,
     )
 

@@ -36,7 +36,7 @@ class Replay:
             "verdict": v.label,
             "head_sha": v.head_sha,
             "checks": {str(r.number): {"status": r.status.value, "reason": r.reason} for r in v.results},
-            "lint": {"status": v.lint.status.value, "reason": v.lint.reason} if v.lint else None,
+            "extra": {r.name: {"status": r.status.value, "reason": r.reason} for r in v.extra},
             "findings": [f.to_json() for f in v.findings],
             "comment": render.comment(v),
             "api_calls": self.api_calls,

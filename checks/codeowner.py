@@ -25,7 +25,7 @@ Deterministic rule:
   file at the PR head, so it is reported in the reason, not as a Finding.
 - Lines GitHub rejects are skipped, as GitHub skips them, and noted.
 - Fails closed: no sign-off, no CODEOWNERS on the base branch, an unreadable
-  CODEOWNERS, or a changed-file list GitHub truncated.
+  CODEOWNERS, or a file or commit list GitHub truncated.
 
 Passing:  `configs/nvidia-master.yaml @ankur-singh @InferenceX/core` signed by
           Ankur-singh, other paths under `* @InferenceX/core`.
@@ -69,9 +69,8 @@ def check(ctx: Context) -> CheckResult:
     if not owners.rules and owners.problems:
         first = owners.problems[0]
         return _fail(f"{path}:{first.line} cannot be used: {first.message}")
-    truncated = ctx.snap.truncated
-    if truncated and "files" in truncated:
-        return _fail(f"{truncated}; ownership of the unlisted files cannot be verified")
+    if ctx.snap.truncated:
+        return _fail(f"{ctx.snap.truncated}; ownership of what GitHub did not list cannot be verified")
 
     signer = sign.author
     rows = [_ownership(p, owners.owners_of(p), signer, ctx.snap.teams) for p in _changed_paths(ctx)]

@@ -54,6 +54,8 @@ CHECKS = (
 
 LINT_NUMBER = 13
 LINT_NAME = "Recipe lint"
+COMPLETENESS_NUMBER = 14
+COMPLETENESS_NAME = "Complete evidence"
 
 
 def run_check(module, ctx: Context) -> CheckResult:
@@ -73,13 +75,17 @@ def evaluate(snap: Snapshot) -> Verdict:
     results, lint_row = _merge_lint(ctx, results, lint_findings)
     findings = sorted({f for r in results for f in r.findings} | set(lint_findings),
                       key=lambda f: (f.path, f.line, f.rule, f.message))
+    extra = [lint_row] if lint_row else []
+    if snap.truncated:  # GitHub cut a list short: what it did not list cannot have been verified
+        extra.append(CheckResult(COMPLETENESS_NUMBER, COMPLETENESS_NAME, Status.FAIL,
+                                 f"{snap.truncated}; the unlisted part cannot be verified, so the PR cannot pass"))
     sign = ctx.signoff
     return Verdict(
         head_sha=snap.pr.head_sha,
         signer=sign.author if sign else None,
         signoff_url=sign.comment.url if sign else None,
         results=tuple(results),
-        lint=lint_row,
+        extra=tuple(extra),
         findings=tuple(findings),
     )
 

@@ -63,13 +63,17 @@ class Verdict:
     signer: str | None  # login of the sign-off's author, None when there is no sign-off
     signoff_url: str | None
     results: tuple[CheckResult, ...]
-    lint: CheckResult | None = None  # recipe lint, when it reports errors on changed files
+    # Rows beyond checks 0-12, shown only when they fail: recipe lint errors, an incomplete snapshot.
+    extra: tuple[CheckResult, ...] = ()
     findings: tuple[Finding, ...] = field(default=())  # every finding, checks' and lint's, sorted
 
     @property
+    def rows(self) -> tuple[CheckResult, ...]:
+        return self.results + self.extra
+
+    @property
     def passed(self) -> bool:
-        rows = self.results + ((self.lint,) if self.lint else ())
-        return self.signer is not None and all(r.passed for r in rows)
+        return self.signer is not None and all(r.passed for r in self.rows)
 
     @property
     def label(self) -> str:

@@ -60,3 +60,12 @@ def test_same_snapshot_same_verdict_byte_for_byte(world_dir):
     first, second = evaluate(snap), evaluate(snap)
     assert first == second
     assert render.comment(first) == render.comment(second)
+
+
+def test_a_truncated_snapshot_cannot_pass():
+    from dataclasses import replace
+
+    snap = snapshot_from_world(World.load(DEMO_WORLD))
+    verdict = evaluate(replace(snap, truncated="GitHub lists at most 3000 files of a pull request; this one has more"))
+    assert not verdict.passed
+    assert [r.name for r in verdict.extra if r.status.value == "FAIL"][-1] == "Complete evidence"

@@ -197,7 +197,7 @@ def test_skipped_lines_are_noted():
 def test_truncated_file_list_fails_closed():
     r = codeowner.check(make(truncated="GitHub lists at most 3000 files of a pull request; this one has more"))
     assert r.status is Status.FAIL
-    assert r.reason.endswith("ownership of the unlisted files cannot be verified")
+    assert r.reason.endswith("ownership of what GitHub did not list cannot be verified")
 
 
 def test_self_signoff_is_noted():
