@@ -152,3 +152,28 @@ def _busy(stack: Stack) -> bool:
     import httpx
 
     return httpx.get(f"{stack.app_url}/readyz", timeout=5).json().get("queue_depth", 1) > 0
+
+
+RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/8k1k/disagg-gb300-1p1d-tp8-tp8-mtp.yaml"
+
+
+def test_recipe_lint_runs_on_pull_request_events_and_resolves_fixed_findings(stack):
+    stack.deliver("pull_request", 42, "opened")
+    lint = stack.wait(lambda: stack.check_runs(HEAD, "signoff-bot lint"), 60, "the lint check run")[0]
+    assert lint["conclusion"] == "failure"
+    awaiting = stack.wait(lambda: stack.check_runs(HEAD), 30, "the awaiting sign-off check run")[0]
+    assert awaiting["status"] == "queued"
+
+    def inline():
+        import httpx
+
+        r = httpx.get(f"{stack.fake_url}/repos/{REPO}/pulls/42/comments", timeout=30).json()
+        return [c for c in r if "car-v2-multinode-decode" in c["body"]]
+
+    posted = stack.wait(inline, 30, "an inline finding")
+    assert posted[0]["path"] == RECIPE and posted[0]["line"] == 29
+    stack.admin("push", number=42, sha=FIXED)
+    fixed = stack.wait(lambda: stack.check_runs(FIXED, "signoff-bot lint"), 60, "lint on the new head")[0]
+    assert fixed["conclusion"] == "success"
+    stack.wait(lambda: inline()[0]["body"].startswith("Resolved"), 30, "the fixed finding marked resolved")
+    assert len(inline()) == 1  # never posted twice
