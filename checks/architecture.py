@@ -178,6 +178,4 @@ def check(ctx: Context) -> CheckResult:
         return CheckResult(NUMBER, NAME, Status.PASS,
                            "no architecture overrides (--hf-overrides, --json-model-override-args, model-config "
                            "edits, trimmed layers/experts/heads, skipped computation) in the added server args")
-    first = findings[0]
-    more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
-    return CheckResult(NUMBER, NAME, Status.FAIL, f"{first.path}:{first.line} {first.message}{more}", findings)
+    return CheckResult.failed(NUMBER, NAME, findings)

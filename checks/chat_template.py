@@ -229,12 +229,8 @@ def check(ctx: Context) -> CheckResult:
         findings.append(Finding(u.path, u.line, RULE, Severity.ERROR,
                                 f"spec-decode config {u.key}: its benchmark script/recipe is not available "
                                 f"({looked}); cannot verify chat-template use"))
-    findings.sort()
     if findings:
-        first = findings[0]
-        more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
-        return CheckResult(NUMBER, NAME, Status.FAIL, f"{first.path}:{first.line} {first.message}{more}",
-                           tuple(findings))
+        return CheckResult.failed(NUMBER, NAME, findings)
     parts = []
     if recipes:
         n = len(recipes)

@@ -102,16 +102,12 @@ def _merge_lint(ctx: Context, results: list[CheckResult], findings: list[Finding
     for r in results:
         extra = [f for f in by_check.get(r.number, []) if f not in r.findings]
         if extra:
-            reason = f"{r.reason}; also {_lint_reason(extra)}" if r.status is Status.FAIL else _lint_reason(extra)
-            r = replace(r, status=Status.FAIL, reason=reason, findings=r.findings + tuple(extra))
+            lint_fail = CheckResult.failed(r.number, r.name, extra, rule_in_reason=True)
+            reason = f"{r.reason}; also {lint_fail.reason}" if r.status is Status.FAIL else lint_fail.reason
+            r = replace(r, status=Status.FAIL, reason=reason, findings=r.findings + lint_fail.findings)
         merged.append(r)
     row = None
     if loose:
-        row = CheckResult(LINT_NUMBER, LINT_NAME, Status.FAIL, _lint_reason(loose), tuple(loose))
+        row = CheckResult.failed(LINT_NUMBER, LINT_NAME, loose, rule_in_reason=True)
     return merged, row
 
-
-def _lint_reason(findings: list[Finding]) -> str:
-    first = findings[0]
-    more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
-    return f"{first.path}:{first.line} [{first.rule}] {first.message}{more}"

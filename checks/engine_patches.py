@@ -406,10 +406,6 @@ def check(ctx: Context) -> CheckResult:
             covered.append(f"pre-existing patching in {posixpath.basename(path)} is covered by {waiver}")
             continue
         findings.append(Finding(path, sites[0].line, RULE, Severity.ERROR, f"{sites[0].what}; {problem}"))
-    findings.sort()
     if findings:
-        first = findings[0]
-        more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
-        return CheckResult(NUMBER, NAME, Status.FAIL, f"{first.path}:{first.line} {first.message}{more}",
-                           tuple(findings))
+        return CheckResult.failed(NUMBER, NAME, findings)
     return CheckResult(NUMBER, NAME, Status.PASS, "; ".join(covered))

@@ -54,6 +54,15 @@ class CheckResult:
     def passed(self) -> bool:
         return self.status is not Status.FAIL
 
+    @classmethod
+    def failed(cls, number: int, name: str, findings, rule_in_reason: bool = False) -> "CheckResult":
+        """A FAIL whose one-line reason is the first finding (path:line message), plus how many more."""
+        findings = tuple(sorted(findings))
+        first = findings[0]
+        rule = f" [{first.rule}]" if rule_in_reason else ""
+        more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+        return cls(number, name, Status.FAIL, f"{first.path}:{first.line}{rule} {first.message}{more}", findings)
+
 
 @dataclass(frozen=True)
 class Verdict:
