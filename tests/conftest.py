@@ -23,3 +23,31 @@ def world_params():
     if not worlds:
         return [pytest.param(None, marks=pytest.mark.skip(reason="../shared/fixtures/worlds not present"))]
     return [pytest.param(w, id=w.name) for w in worlds]
+
+
+def expected_check(world: Path, number: int) -> str | None:
+    """The status expected.yaml asserts for check `number`, or None when it asserts none."""
+    import yaml
+
+    path = world / "expected.yaml"
+    expected = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else None
+    return ((expected or {}).get("checks") or {}).get(number)
+
+
+def check_on_world(world: Path, module, *evidence):
+    """Run one check module on a world's snapshot; `evidence` are further modules allowed to ask for evidence."""
+    from app.offline import snapshot_from_world
+    from app.world import World
+    from checks.context import Context
+
+    snap = snapshot_from_world(World.load(world), modules=(module, *evidence))
+    return module.check(Context(snap))
+
+
+def assert_check_agrees(world: Path, module, *evidence) -> None:
+    """The module's status on `world` equals expected.yaml's; skipped where expected.yaml asserts nothing."""
+    expected = expected_check(world, module.NUMBER)
+    if expected is None:
+        pytest.skip(f"check {module.NUMBER} is not asserted in {world.name}")
+    result = check_on_world(world, module, *evidence)
+    assert result.status.value == expected, result.reason

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 
-from app.offline import snapshot_from_world
-from app.world import World
 from checks import architecture
-from checks.context import Context
 from checks.result import Status
 from tests.builders import changed, ctx
-from tests.conftest import world_params
+from tests.conftest import assert_check_agrees, world_params
 
 SCRIPT = "benchmarks/single_node/fixed_seq_len/dsv4_fp4_mi355x_vllm.sh"
 RECIPE = "benchmarks/multi_node/srt-slurm-recipes/vllm/deepseek-v4/8k1k/disagg.yaml"
@@ -124,8 +120,4 @@ def test_deterministic():
 
 @pytest.mark.parametrize("world", world_params())
 def test_shared_world(world):
-    expected = yaml.safe_load((world / "expected.yaml").read_text())["checks"].get(architecture.NUMBER)
-    if expected is None:
-        pytest.skip("check 8 not asserted in this world")
-    snap = snapshot_from_world(World.load(world), modules=(architecture,))
-    assert architecture.check(Context(snap)).status.value == expected
+    assert_check_agrees(world, architecture)

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 
-from app.offline import snapshot_from_world
-from app.world import World
 from checks import chat_template
-from checks.context import Context
 from checks.result import Status
 from tests.builders import HEAD, changed, ctx
-from tests.conftest import world_params
+from tests.conftest import assert_check_agrees, world_params
 
 RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/8k1k/disagg-b200-1p1d-mtp.yaml"
 FIXED = "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh"
@@ -151,8 +147,4 @@ def test_master_only_change_checks_the_recipe_it_runs():
 
 @pytest.mark.parametrize("world", world_params())
 def test_shared_world(world):
-    expected = yaml.safe_load((world / "expected.yaml").read_text())["checks"].get(chat_template.NUMBER)
-    if expected is None:
-        pytest.skip("check 9 not asserted in this world")
-    snap = snapshot_from_world(World.load(world), modules=(chat_template,))
-    assert chat_template.check(Context(snap)).status.value == expected
+    assert_check_agrees(world, chat_template)

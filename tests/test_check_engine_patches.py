@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 
-from app.offline import snapshot_from_world
-from app.world import World
 from checks import engine_patches
-from checks.context import Context
 from checks.result import Status
 from tests.builders import REPO, SIGNOFF_HEAD, changed, comment, ctx
-from tests.conftest import world_params
+from tests.conftest import assert_check_agrees, world_params
 
 SCRIPT = "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh"
 PATCHER = "benchmarks/single_node/agentic/apply_k3_patches.sh"
@@ -212,8 +208,4 @@ def test_deterministic():
 
 @pytest.mark.parametrize("world", world_params())
 def test_shared_world(world):
-    expected = yaml.safe_load((world / "expected.yaml").read_text())["checks"].get(engine_patches.NUMBER)
-    if expected is None:
-        pytest.skip("check 10 not asserted in this world")
-    snap = snapshot_from_world(World.load(world), modules=(engine_patches,))
-    assert engine_patches.check(Context(snap)).status.value == expected
+    assert_check_agrees(world, engine_patches)

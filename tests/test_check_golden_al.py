@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 
-from app.offline import snapshot_from_world
-from app.world import World
 from checks import golden_al
-from checks.context import Context
 from checks.result import Status
 from tests.builders import HEAD, SIGNOFF_HEAD, changed, comment, ctx
-from tests.conftest import world_params
+from tests.conftest import assert_check_agrees, world_params
 
 GLM = "benchmarks/single_node/agentic/glm5.2_fp4_mi355x_sglang_mtp.sh"
 K3 = "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh"
@@ -241,8 +237,4 @@ def test_deterministic():
 
 @pytest.mark.parametrize("world", world_params())
 def test_shared_world(world):
-    expected = yaml.safe_load((world / "expected.yaml").read_text())["checks"].get(golden_al.NUMBER)
-    if expected is None:
-        pytest.skip("check 11 not asserted in this world")
-    snap = snapshot_from_world(World.load(world), modules=(golden_al,))
-    assert golden_al.check(Context(snap)).status.value == expected
+    assert_check_agrees(world, golden_al)
