@@ -11,6 +11,8 @@ import re
 
 import pytest
 
+from app.store import SqliteStore
+
 from .apphost import REPO, Stack
 
 pytestmark = pytest.mark.slow
@@ -177,3 +179,12 @@ def test_recipe_lint_runs_on_pull_request_events_and_resolves_fixed_findings(sta
     assert fixed["conclusion"] == "success"
     stack.wait(lambda: inline()[0]["body"].startswith("Resolved"), 30, "the fixed finding marked resolved")
     assert len(inline()) == 1  # never posted twice
+
+
+def test_reconcile_heals_a_lost_delivery(tmp_path):
+    with Stack(tmp_path, env={"SIGNOFF_BOT_RECONCILE_SECONDS": "1"}) as stack:
+        # No webhook at all: GitHub never redelivers a failed one. The reconcile pass finds the signed-off PR.
+        comment = verdict_for(stack, 42, HEAD)["body"]
+        assert "@nv-owner" in comment
+        records = stack.wait(lambda: SqliteStore(stack.db).audit(pr=42), 30, "an audit record")
+        assert records[0]["published"] and records[0]["verdict"] == "REJECTED"
