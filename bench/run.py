@@ -1,0 +1,192 @@
+"""signoff-bot's performance benchmark: one command, one table (or `--json`).
+
+    .venv/bin/python bench/run.py [--json] [--latency-ms 100] [--connections 8] [--seconds 5]
+
+For the demo world and every shared world (../shared/fixtures/worlds, when
+present), the fake GitHub serves the world from this process with a fixed
+latency per request, and bench/verification.py measures one verification in
+a process of its own (see its docstring for what each column means and how
+depth is measured). Then bench/ingest.py compares webhook ingest with a bare
+endpoint. The goals are checked here and a missed goal is printed with its
+gap; they are not asserted in the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(BENCH))
+
+import ingest  # noqa: E402
+
+from app.fake_github import FakeGitHub  # noqa: E402
+from app.replay import DEMO_WORLD  # noqa: E402
+from app.world import World  # noqa: E402
+
+SHARED_WORLDS = ROOT.parent / "shared" / "fixtures" / "worlds"
+GOAL_WORLD = "pr2554-dsv4-b200-sglang-mtp"
+CHILD_TIMEOUT = 600
+
+
+@dataclass(frozen=True)
+class Goal:
+    """A bound on one measured value; `applies` picks the worlds it is about."""
+
+    key: str
+    limit: float
+    label: str
+    unit: str
+    applies: Callable[[str, bool], bool]  # (world name, is the largest world)
+    at_least: bool = False
+
+    def met(self, value: float) -> bool:
+        return value >= self.limit if self.at_least else value <= self.limit
+
+    def verdict(self, value: float) -> str:
+        if self.met(value):
+            return f"✓ {value:g}{self.unit}"
+        gap = abs(value - self.limit)
+        return f"✗ {value:g}{self.unit}, {gap:.3g}{self.unit} {'short' if self.at_least else 'over'}"
+
+
+WORLD_GOALS = (
+    Goal("wall_s", 2.0, f"{GOAL_WORLD}: wall time ≤ 2 s", " s", lambda name, _big: name == GOAL_WORLD),
+    Goal("requests", 40, f"{GOAL_WORLD}: requests ≤ 40", "", lambda name, _big: name == GOAL_WORLD),
+    Goal("rate_limited_requests_warm", 10, "every world: warm re-verification ≤ 10 rate-limited requests", "",
+         lambda _name, _big: True),
+    Goal("engine_cpu_ms", 100, "largest world: engine CPU < 100 ms", " ms", lambda _name, big: big),
+    Goal("peak_rss_mb", 200, "largest world: peak RSS < 200 MB", " MB", lambda _name, big: big),
+)
+INGEST_GOALS = (
+    Goal("ratio", 0.5, "ingest: at least half the bare endpoint's deliveries/s", "", lambda *_: True, at_least=True),
+    Goal("p99_ms", 20, "ingest: p99 acknowledgement < 20 ms", " ms", lambda *_: True),
+)
+
+
+def worlds() -> list[Path]:
+    shared = sorted(p for p in SHARED_WORLDS.iterdir() if (p / "world.yaml").exists()) if SHARED_WORLDS.is_dir() else []
+    return [DEMO_WORLD, *shared]
+
+
+def measure_world(world_dir: Path, latency_ms: int) -> dict[str, Any]:
+    """Serve the world from here; verify it from a child process (bench/verification.py)."""
+    world = World.load(world_dir)
+    repo, pr = world.pull_repo()
+    with FakeGitHub(world_dir, latency_ms=latency_ms) as fake:
+        spec = {"url": fake.url, "repo": repo.full_name, "number": pr["number"], "now": world.now,
+                "installation_id": repo.installation_id, "world_dir": str(world_dir)}
+        proc = subprocess.run([sys.executable, str(BENCH / "verification.py"), json.dumps(spec)],
+                              capture_output=True, text=True, timeout=CHILD_TIMEOUT)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{world_dir.name}: bench/verification.py failed:\n{proc.stderr.strip()}")
+    return json.loads(proc.stdout)
+
+
+def measure_ingest(connections: int, seconds: float) -> dict[str, Any]:
+    runs = ingest.compare(connections, seconds)
+    bot, bare = runs["bot"], runs["bare"]
+    return {
+        "bot_rps": round(bot.rps, 1), "bare_rps": round(bare.rps, 1), "ratio": round(bot.rps / bare.rps, 3),
+        "p99_ms": round(bot.p99_ms, 2), "connections": connections, "seconds": seconds,
+        "bot": bot.to_json(), "bare": bare.to_json(),
+    }
+
+
+def largest(results: dict[str, dict[str, Any]]) -> str:
+    return max(results, key=lambda name: results[name]["snapshot_chars"])
+
+
+def goal_lines(results: dict[str, dict[str, Any]], ingest_result: dict[str, Any] | None) -> list[str]:
+    big = largest(results)
+    lines = []
+    for goal in WORLD_GOALS:
+        checked = [(name, r[goal.key]) for name, r in results.items() if goal.applies(name, name == big)]
+        if not checked:
+            lines.append(f"  - {goal.label}: not measured (world absent)")
+            continue
+        if len(checked) == 1:
+            name, value = checked[0]
+            where = f" ({name})" if goal.key in ("engine_cpu_ms", "peak_rss_mb") else ""
+            lines.append(f"  - {goal.label}{where}: {goal.verdict(value)}")
+            continue
+        failed = [f"{name} {goal.verdict(v)}" for name, v in checked if not goal.met(v)]
+        worst = max(v for _name, v in checked)
+        lines.append(f"  - {goal.label}: " + ("; ".join(failed) if failed else goal.verdict(worst)))
+    if ingest_result is not None:
+        for goal in INGEST_GOALS:
+            lines.append(f"  - {goal.label}: {goal.verdict(ingest_result[goal.key])}")
+    return lines
+
+
+def world_table(results: dict[str, dict[str, Any]], latency_ms: int) -> list[str]:
+    big = largest(results)
+    header = ("world", "wall s", "wall/lat", "requests", "depth", "warm RL", "engine ms", "peak RSS MB", "goals")
+    rows = []
+    for name, r in results.items():
+        marks = [goal.met(r[goal.key]) for goal in WORLD_GOALS if goal.applies(name, name == big)]
+        rows.append((name + (" (largest)" if name == big else ""), f"{r['wall_s']:.2f}",
+                     f"{r['wall_s'] * 1000 / latency_ms:.1f}", str(r["requests"]), str(r["depth"]),
+                     str(r["rate_limited_requests_warm"]), f"{r['engine_cpu_ms']:.1f}", f"{r['peak_rss_mb']:.0f}",
+                     " ".join("✓" if m else "✗" for m in marks)))
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    fmt = lambda row: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))  # noqa: E731
+    return [fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, rows)]
+
+
+def ingest_table(r: dict[str, Any]) -> list[str]:
+    lines = [f"{'endpoint':<14}{'deliveries/s':>14}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}{'server CPU':>12}"
+             f"{'load gen CPU':>14}"]
+    for name, key in (("bare FastAPI", "bare"), ("signoff-bot", "bot")):
+        x = r[key]
+        lines.append(f"{name:<14}{x['rps']:>14.0f}{x['p50_ms']:>9.2f}{x['p99_ms']:>9.2f}{x['errors']:>8}"
+                     f"{x['server_cpu_pct']:>11.0f}%{x['client_cpu_pct']:>13.0f}%")
+    lines.append(f"ratio {r['ratio']:.2f}")
+    return lines
+
+
+def report(results: dict[str, dict[str, Any]], ingest_result: dict[str, Any] | None, args: argparse.Namespace) -> str:
+    lines = [f"signoff-bot benchmark: fake GitHub latency {args.latency_ms} ms per request; "
+             f"Python {platform.python_version()}, {os.cpu_count()} CPUs", ""]
+    lines += world_table(results, args.latency_ms)
+    lines += ["", "wall s: one cold verification (new client: token, no cache), gather → evaluate → publish; "
+              "wall/lat: wall time in units of the latency; depth: longest chain of requests each sent after the "
+              "previous one's response; warm RL: requests of a re-verification with the same client that count "
+              "against the rate limit; engine ms: CPU time of evaluate(); peak RSS: the verifying process."]
+    if ingest_result is not None:
+        lines += ["", f"Webhook ingest: {ingest_result['connections']} keep-alive connections, closed loop, "
+                      f"{ingest_result['seconds']:g} s each, one uvicorn process each", ""]
+        lines += ingest_table(ingest_result)
+    lines += ["", "Goals:", *goal_lines(results, ingest_result)]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="signoff-bot's performance benchmark (see bench/run.py).")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument("--latency-ms", type=int, default=100, help="latency the fake GitHub adds to every request")
+    parser.add_argument("--connections", type=int, default=8, help="concurrent connections of the ingest load")
+    parser.add_argument("--seconds", type=float, default=5.0, help="duration of each ingest run")
+    parser.add_argument("--no-ingest", action="store_true", help="skip the webhook ingest comparison")
+    args = parser.parse_args(argv)
+    results = {w.name: measure_world(w, args.latency_ms) for w in worlds()}
+    ingest_result = None if args.no_ingest else measure_ingest(args.connections, args.seconds)
+    if args.json:
+        print(json.dumps({"worlds": results, "ingest": ingest_result}, indent=2))
+    else:
+        print(report(results, ingest_result, args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
