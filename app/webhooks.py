@@ -20,6 +20,8 @@ from githubkit.webhooks import parse_obj
 from .store import JobSpec
 
 _SIGNATURE = re.compile(r"^sha256=[0-9a-f]{64}$")
+_FULL_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+MAX_ID = 2**63 - 1  # GitHub's ids and numbers are 64-bit; the store keeps them as SQLite integers
 
 HANDLED = {"issue_comment", "pull_request_review", "pull_request_review_comment", "pull_request",
            "check_run", "workflow_run"}
@@ -45,19 +47,39 @@ class Routed:
     ignored: str | None = None  # why nothing was queued
 
 
+def _text(value: Any, what: str) -> str:
+    """`value` as text the store can keep: JSON may carry lone surrogates, which UTF-8 cannot encode."""
+    text = str(value or "")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadPayload(f"{what} is not valid Unicode") from None
+    return text
+
+
+def _id(value: int | None, what: str) -> int | None:
+    """A positive 64-bit id or number (pydantic accepts any size of int; SQLite does not)."""
+    if value is not None and not 0 < value <= MAX_ID:
+        raise BadPayload(f"{what} is out of range")
+    return value
+
+
 def route(event: str, payload: dict[str, Any], bot_login: str, check_name: str) -> Routed:
-    """The jobs a delivery causes. Raises BadPayload when githubkit's model rejects the payload."""
-    action = str(payload.get("action") or "")
+    """The jobs a delivery causes. Raises BadPayload when githubkit's model rejects the payload,
+    or when a value the jobs and the store key on is not one GitHub sends."""
+    action = _text(payload.get("action"), "action")
     repo_info = payload.get("repository") if isinstance(payload.get("repository"), dict) else {}
-    repo = str(repo_info.get("full_name") or "")
+    repo = _text(repo_info.get("full_name"), "repository.full_name")
     if event not in HANDLED:
         return Routed(repo, None, action, [], f"event {event!r} is not handled")
     try:
         parsed = parse_obj(event, payload)
     except Exception as exc:  # noqa: BLE001 - pydantic ValidationError and friends
         raise BadPayload(f"{event} payload does not match GitHub's schema ({type(exc).__name__})") from None
-    installation = getattr(getattr(parsed, "installation", None), "id", None)
+    installation = _id(getattr(getattr(parsed, "installation", None), "id", None), "installation.id")
     repo = parsed.repository.full_name if getattr(parsed, "repository", None) else repo
+    if not _FULL_NAME.match(repo):
+        raise BadPayload(f"{event} payload names no repository (owner/name)")
 
     def job(kind: str, pr: int, key: str = "", **payload_fields) -> JobSpec:
         return JobSpec(kind, repo, pr, installation, dict(payload_fields, action=action, event=event), key)
@@ -67,11 +89,11 @@ def route(event: str, payload: dict[str, Any], bot_login: str, check_name: str) 
             issue = parsed.issue
             if getattr(issue, "pull_request", None) is None:
                 return Routed(repo, None, action, [], "comment on an issue, not a pull request")
-            pr, item = issue.number, parsed.comment
+            pr, item = _id(issue.number, "issue.number"), parsed.comment
         elif event == "pull_request_review":
-            pr, item = parsed.pull_request.number, parsed.review
+            pr, item = _id(parsed.pull_request.number, "pull_request.number"), parsed.review
         else:
-            pr, item = parsed.pull_request.number, parsed.comment
+            pr, item = _id(parsed.pull_request.number, "pull_request.number"), parsed.comment
         if action not in ("created", "edited", "submitted"):
             return Routed(repo, pr, action, [], f"{event} {action} is not a trigger")
         user = item.user
@@ -85,7 +107,7 @@ def route(event: str, payload: dict[str, Any], bot_login: str, check_name: str) 
                                              comment_id=item.id)])
 
     if event == "pull_request":
-        pr = parsed.pull_request.number
+        pr = _id(parsed.pull_request.number, "pull_request.number")
         if action in ("opened", "reopened", "ready_for_review"):
             return Routed(repo, pr, action, [job("lint", pr), job("opened", pr)])
         if action == "synchronize":
@@ -96,7 +118,7 @@ def route(event: str, payload: dict[str, Any], bot_login: str, check_name: str) 
         run = parsed.check_run
         if action != "rerequested" or run.name != check_name:
             return Routed(repo, None, action, [], "not a re-run of the sign-off check")
-        prs = [p.number for p in run.pull_requests or ()]
+        prs = [_id(p.number, "pull request number") for p in run.pull_requests or ()]
         if not prs:
             return Routed(repo, None, action, [], "re-run of a check without a pull request")
         return Routed(repo, prs[0], action, [job("verify", p, reason="check run re-run") for p in prs])
@@ -105,7 +127,7 @@ def route(event: str, payload: dict[str, Any], bot_login: str, check_name: str) 
     run = parsed.workflow_run
     if action != "completed":
         return Routed(repo, None, action, [], f"workflow_run {action} is not a trigger")
-    prs = [p.number for p in run.pull_requests or ()]
+    prs = [_id(p.number, "pull request number") for p in run.pull_requests or ()]
     if not prs:
         return Routed(repo, None, action, [], "workflow run without a pull request")
     return Routed(repo, prs[0], action, [job("sweep", p, run_id=run.id, workflow_path=run.path) for p in prs])
