@@ -10,6 +10,10 @@ Recipe lint (`checks.lint`) runs on every PR, signed off or not. Its
 error-severity findings on changed files join the verdict: under the check a
 rule belongs to (`CHECK` in the rule module), else on a "Recipe lint" row,
 and they block PASS. Warnings are reported but never block.
+
+A "Complete evidence" row fails when the checks could not see the whole PR:
+GitHub truncated its file or commit list, or a changed file is not text the
+checks can read (binary, not UTF-8, over the size limit, a symlink).
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ LINT_NUMBER = 13
 LINT_NAME = "Recipe lint"
 COMPLETENESS_NUMBER = 14
 COMPLETENESS_NAME = "Complete evidence"
+UNREADABLE_RULE = "unreadable-file"
 
 
 def run_check(module, ctx: Context) -> CheckResult:
@@ -73,12 +78,12 @@ def evaluate(snap: Snapshot) -> Verdict:
     results = [run_check(m, ctx) for m in CHECKS]
     lint_findings = lint.run(ctx)
     results, lint_row = _merge_lint(ctx, results, lint_findings)
-    findings = sorted({f for r in results for f in r.findings} | set(lint_findings),
-                      key=lambda f: (f.path, f.line, f.rule, f.message))
     extra = [lint_row] if lint_row else []
-    if snap.truncated:  # GitHub cut a list short: what it did not list cannot have been verified
-        extra.append(CheckResult(COMPLETENESS_NUMBER, COMPLETENESS_NAME, Status.FAIL,
-                                 f"{snap.truncated}; the unlisted part cannot be verified, so the PR cannot pass"))
+    complete = _completeness(ctx)
+    if complete is not None:
+        extra.append(complete)
+    findings = sorted({f for r in (*results, *extra) for f in r.findings} | set(lint_findings),
+                      key=lambda f: (f.path, f.line, f.rule, f.message))
     sign = ctx.signoff
     return Verdict(
         head_sha=snap.pr.head_sha,
@@ -88,6 +93,25 @@ def evaluate(snap: Snapshot) -> Verdict:
         extra=tuple(extra),
         findings=tuple(findings),
     )
+
+
+def _completeness(ctx: Context) -> CheckResult | None:
+    """FAIL when part of the PR is beyond the checks: lists GitHub truncated, or changed files whose head
+    content could not be read as text (binary, not UTF-8, too large, a symlink). A check that cannot read a
+    file sees no lines in it, so an engine patch in a latin-1 script would otherwise pass unseen."""
+    unreadable = [Finding(f.path, 1, UNREADABLE_RULE, Severity.ERROR,
+                          f"{f.path} cannot be verified: {f.error or 'no readable content at head'}")
+                  for f in ctx.changed_files if f.head_text is None]
+    reasons = []
+    if ctx.snap.truncated:  # GitHub cut a list short: what it did not list cannot have been verified
+        reasons.append(f"{ctx.snap.truncated}; the unlisted part cannot be verified")
+    if unreadable:
+        more = f" (+{len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
+        reasons.append(f"{unreadable[0].message}{more}; the checks read only text files")
+    if not reasons:
+        return None
+    return CheckResult(COMPLETENESS_NUMBER, COMPLETENESS_NAME, Status.FAIL,
+                       "; ".join(reasons) + ", so the PR cannot pass", tuple(unreadable))
 
 
 def _merge_lint(ctx: Context, results: list[CheckResult], findings: list[Finding]):
