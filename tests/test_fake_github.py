@@ -433,6 +433,44 @@ def test_latency_and_dropped_connections(fake: FakeGitHub) -> None:
     assert httpx.delete(f"{fake.url}/_fake/faults").json() == {"latency_ms": 0, "faults": []}
 
 
+def test_faults_by_chance_are_reproducible_with_a_seed(fake: FakeGitHub) -> None:
+    url = f"{fake.url}/repos/acme/bench"
+
+    def statuses() -> list[int]:
+        fake.fault(route="GET /repos/acme/bench", status=502, times=1000, probability=0.3, seed=7)
+        seen = [httpx.get(url).status_code for _ in range(60)]
+        httpx.delete(f"{fake.url}/_fake/faults").raise_for_status()
+        return seen
+
+    first = statuses()
+    assert first == statuses() and set(first) == {200, 502} and 5 <= first.count(502) <= 35
+    for bad in ({"route": "*", "status": 502, "probability": 0}, {"route": "*", "status": 502, "probability": 1.5},
+                {"route": "*", "status": 502, "seed": "x"}, {"route": "*", "status": 502, "_rng": 1}):
+        assert httpx.post(f"{fake.url}/_fake/faults", json=bad).status_code == 422
+    listed = httpx.post(f"{fake.url}/_fake/faults", json={"route": "*", "drop": True, "probability": 0.5}).json()
+    assert listed["faults"][0]["probability"] == 0.5 and "_rng" not in listed["faults"][0]
+
+
+def test_the_call_log_times_every_call_and_names_its_job(fake: FakeGitHub) -> None:
+    url = f"{fake.url}/repos/acme/bench"
+    fake.fault(route="GET /repos/acme/bench", delay_ms=200)
+    before = time.time()
+    httpx.get(url, headers={"X-Signoff-Bot-Job": "7@worker-a", "Authorization": "token user:alice"})
+    fake.fault(route="GET /repos/acme/bench", drop=True)
+    with pytest.raises(httpx.RemoteProtocolError):
+        httpx.get(url)
+    fake.fault(route="GET /repos/acme/bench", status=403)
+    httpx.get(url, headers={"Authorization": "token nonsense"})
+    calls = httpx.get(f"{fake.url}/_fake/calls").json()
+    assert [(c["seq"], c["status"], c["actor"], c["job"]) for c in calls] == [
+        (1, 200, "alice", "7@worker-a"), (2, 0, "anonymous", None), (3, 403, "invalid", None)]
+    assert before <= calls[0]["started"] and calls[0]["finished"] - calls[0]["started"] >= 0.2
+    assert calls[0]["route"] == "GET /repos/{owner}/{repo}" and calls[0]["path"] == "/repos/acme/bench"
+    assert [c["seq"] for c in httpx.get(f"{fake.url}/_fake/calls", params={"since": 2}).json()] == [3]
+    httpx.delete(f"{fake.url}/_fake/stats").raise_for_status()
+    assert httpx.get(f"{fake.url}/_fake/calls").json() == []
+
+
 def test_githubkit_surfaces_rate_limits(fake: FakeGitHub) -> None:
     from githubkit.exception import PrimaryRateLimitExceeded, SecondaryRateLimitExceeded
 
@@ -541,6 +579,25 @@ def test_admin_deliver_push_and_complete_run(hooked: tuple[FakeGitHub, Receiver]
     assert gh.rest.checks.get(*REPO, 6005).parsed_data.conclusion == "failure"
     summaries = httpx.get(f"{fake.url}/_fake/deliveries").json()
     assert len(summaries) == len(receiver.received) == 9
+
+
+def test_admin_redeliver_and_deliver_elsewhere(hooked: tuple[FakeGitHub, Receiver]) -> None:
+    fake, receiver = hooked
+    first = httpx.post(f"{fake.url}/_fake/push", json={"repo": "acme/bench", "number": 7, "sha": PUSHED}).json()
+    again = httpx.post(f"{fake.url}/_fake/redeliver", json={"delivery": first["delivery"]}).json()
+    assert again == {"delivery": first["delivery"], "status": 202, "error": None}
+    (h1, b1), (h2, b2) = receiver.received
+    assert h1["x-github-delivery"] == h2["x-github-delivery"] and b1 == b2
+    assert httpx.post(f"{fake.url}/_fake/redeliver", json={"delivery": "nope"}).status_code == 404
+    with Receiver() as other:
+        sent = httpx.post(f"{fake.url}/_fake/deliver", json={"repo": "acme/bench", "event": "pull_request", "id": 7,
+                                                             "url": other.url}).json()
+        assert sent["status"] == 202 and len(other.received) == 1 and len(receiver.received) == 2
+        assert httpx.post(f"{fake.url}/_fake/redeliver", json={"delivery": sent["delivery"], "url": other.url}
+                          ).json()["status"] == 202
+        assert len(other.received) == 2
+    bad = {"repo": "acme/bench", "event": "pull_request", "id": 7, "url": "ftp://x"}
+    assert httpx.post(f"{fake.url}/_fake/deliver", json=bad).status_code == 422
 
 
 def test_admin_deliver_needs_a_webhook_url(fake: FakeGitHub) -> None:

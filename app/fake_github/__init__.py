@@ -10,13 +10,16 @@ Auth: `user:<login>` tokens act as that user; installation tokens from
 app, `signoff-bot[bot]`; no token reads anonymously.
 
 Admin routes for tests and demos:
-  POST   /_fake/deliver        {"repo", "event", "id"[, "action", "delivery"]} a stored object as a webhook
+  POST   /_fake/deliver        {"repo", "event", "id"[, "action", "delivery", "url"]} a stored object as a webhook
+  POST   /_fake/redeliver      {"delivery"[, "url"]} an earlier delivery again, same GUID and payload
   POST   /_fake/push           {"repo", "number", "sha"} move a PR's head, deliver pull_request synchronize
   POST   /_fake/complete-run   {"repo", "id", "conclusion"} complete a run, deliver workflow_run completed
   GET    /_fake/writes[?all=1] the app's writes (all=1: users' too)
+  GET    /_fake/calls[?since=N] every API call: method, path, route, status, actor, started, finished, job
   GET    /_fake/deliveries     webhook deliveries and the app's answers
   GET|POST|DELETE /_fake/faults  pending faults; add one, {"faults": [...]} and/or {"latency_ms": N}; clear
   GET|DELETE /_fake/stats      request counts ({"requests", "rate_limited", "not_modified", "by_route"}); reset
+                               (the call log too)
 """
 
 from .faults import Fault

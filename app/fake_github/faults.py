@@ -4,15 +4,18 @@ A fault matches a request by an fnmatch pattern over "METHOD /concrete/path"
 and "METHOD /route/{template}" (the method part is optional), and applies to
 the next `times` matching requests: an error status (403 and 429 carry the
 rate-limit headers GitHub sends), added latency, or a connection dropped
-mid-response.
+mid-response. With `probability` below 1 a matching request is hit only by
+chance (`seed` makes the chances reproducible), so a fault with a large
+`times` models a flaky GitHub.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import random
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from http import HTTPStatus
 from typing import Any
 
@@ -29,10 +32,16 @@ class Fault:
     retry_after: int | None = None  # seconds; defaults to 60 on a 429
     reset_in: int = 60  # seconds until x-ratelimit-reset on a 403
     message: str | None = None
+    probability: float = 1.0  # the chance that a matching request is hit
+    seed: int | None = None  # seeds the chances, for a reproducible sequence of hits
+    _rng: random.Random = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Fault":
-        known = set(cls.__dataclass_fields__)
+        known = {f.name for f in fields(cls) if f.init}
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown fault fields: {sorted(unknown)}")
@@ -44,6 +53,11 @@ class Fault:
             raise ValueError("status must be an HTTP error status (4xx or 5xx)")
         if fault.times < 1:
             raise ValueError("times must be at least 1")
+        if not isinstance(fault.probability, (int, float)) or isinstance(fault.probability, bool) \
+                or not 0 < fault.probability <= 1:
+            raise ValueError("probability must be a number in (0, 1]")
+        if fault.seed is not None and (not isinstance(fault.seed, int) or isinstance(fault.seed, bool)):
+            raise ValueError("seed must be an integer")
         if fault.status is None and not fault.drop and not fault.delay_ms:
             raise ValueError("a fault needs a status, drop or delay_ms")
         return fault
@@ -55,6 +69,13 @@ class Fault:
             if want.upper() != method:
                 return False
         return fnmatch.fnmatchcase(path, pattern) or (template is not None and fnmatch.fnmatchcase(template, pattern))
+
+    def hits(self) -> bool:
+        """Whether a matching request is hit this time (always, unless `probability` < 1)."""
+        return self.probability >= 1 or self._rng.random() < self.probability
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
 
     def response(self, limit: int) -> tuple[int, dict[str, str], dict[str, Any]]:
         """(status, headers, JSON body) GitHub would answer with."""
@@ -97,10 +118,10 @@ class Faults:
             self._items.clear()
 
     def take(self, method: str, path: str, template: str | None) -> Fault | None:
-        """The first fault matching this request, spending one of its `times`."""
+        """The first fault matching and hitting this request, spending one of its `times`."""
         with self._lock:
             for fault in self._items:
-                if fault.matches(method, path, template):
+                if fault.matches(method, path, template) and fault.hits():
                     fault.times -= 1
                     if fault.times == 0:
                         self._items.remove(fault)
@@ -109,4 +130,4 @@ class Faults:
 
     def pending(self) -> list[dict[str, Any]]:
         with self._lock:
-            return [asdict(f) for f in self._items]
+            return [f.to_json() for f in self._items]

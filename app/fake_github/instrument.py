@@ -1,6 +1,6 @@
 """The HTTP layer GitHub puts around every API response, as an ASGI middleware:
 injected latency and faults, ETag / If-None-Match (304), rate-limit headers,
-request counting, and the log of successful writes.
+request counting, the timed log of every call, and the log of successful writes.
 
 A dropped connection is made by starting a response and never finishing it:
 the server then closes the socket mid-body, which the client sees as the peer
@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
 import uuid
 from typing import Any
 
@@ -64,6 +65,7 @@ class Instrument:
         if scope["type"] != "http" or is_admin(scope["path"]):
             await self.app(scope, receive, send)
             return
+        started = time.time()
         method, path = scope["method"], scope["path"]
         template = self._template(scope)
         route = f"{method} {template or path}"
@@ -75,13 +77,22 @@ class Instrument:
         if fault and fault.drop:
             self.state.ledger.count(route, 0, billable=billable)
             await _drop(send)
-            return
-        if fault and fault.status:
-            await self._fault(fault, route, billable, Headers(scope=scope).get("x-github-api-version"), send)
-            return
-        await self._serve(scope, receive, send, route, billable)
+            status = 0
+        elif fault and fault.status:
+            status = await self._fault(fault, route, billable, Headers(scope=scope).get("x-github-api-version"), send)
+        else:
+            status = await self._serve(scope, receive, send, route, billable)
+        self._log_call(Headers(scope=scope), method, path, route, status, started)
 
-    async def _fault(self, fault: Fault, route: str, billable: bool, version: str | None, send: Send) -> None:
+    def _log_call(self, headers: Headers, method: str, path: str, route: str, status: int, started: float) -> None:
+        try:
+            actor = resolve(self.state, headers.get("authorization")).label
+        except AuthError:
+            actor = "invalid"
+        self.state.ledger.call(method=method, path=path, route=route, status=status, actor=actor, started=started,
+                               finished=time.time(), job=headers.get("x-signoff-bot-job"))
+
+    async def _fault(self, fault: Fault, route: str, billable: bool, version: str | None, send: Send) -> int:
         status, headers, body = fault.response(self.state.rate_limit)
         used = self.state.ledger.count(route, status, billable=billable)
         raw = json.dumps(body).encode()
@@ -90,13 +101,16 @@ class Instrument:
         await send({"type": "http.response.start", "status": status,
                     "headers": [(k.encode(), v.encode()) for k, v in out.items()]})
         await send({"type": "http.response.body", "body": raw})
+        return status
 
-    async def _serve(self, scope: Scope, receive: Receive, send: Send, route: str, billable: bool) -> None:
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, route: str, billable: bool) -> int:
+        """Serve the request; returns the status answered (0 if the route answered nothing)."""
         method = scope["method"]
         request_headers = Headers(scope=scope)
         received = bytearray()
         start: dict[str, Any] = {}
         chunks: list[bytes] = []
+        answered = [0]
 
         async def receive_logged() -> Message:
             message = await receive()
@@ -127,6 +141,7 @@ class Instrument:
                     for key in ("content-type", "content-length"):
                         if key in headers:
                             del headers[key]
+            answered[0] = status
             used = self.state.ledger.count(route, status, billable=billable)
             for key, value in self._rate_headers(used, request_headers.get("x-github-api-version")).items():
                 headers[key] = value
@@ -136,6 +151,7 @@ class Instrument:
                 self._record(request_headers, method, scope["path"], route, status, bytes(received), body)
 
         await self.app(scope, receive_logged, send_finished)
+        return answered[0]
 
     def _record(self, headers: Headers, method: str, path: str, route: str, status: int, request: bytes,
                 response: bytes) -> None:

@@ -1,4 +1,5 @@
-"""What clients did to the fake: request counts for benchmarks and the writes tests assert on."""
+"""What clients did to the fake: request counts for benchmarks, and the writes and the
+timed log of every API call that tests assert on."""
 
 from __future__ import annotations
 
@@ -26,6 +27,24 @@ class Write:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Call:
+    """One API request: who sent it, when it arrived and when it was answered (epoch seconds)."""
+
+    seq: int
+    method: str
+    path: str
+    route: str
+    status: int  # 0: the connection was dropped
+    actor: str  # login, "app" for a JWT, "anonymous", or "invalid" for rejected credentials
+    started: float
+    finished: float
+    job: str | None  # the X-Signoff-Bot-Job header: which of the app's jobs made the call
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 @dataclass
 class Ledger:
     """Request counters and the write log, safe to read from a test thread while the server runs."""
@@ -35,6 +54,7 @@ class Ledger:
     not_modified: int = 0
     by_route: Counter = field(default_factory=Counter)
     writes: list[Write] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def count(self, route: str, status: int, *, billable: bool) -> int:
@@ -57,6 +77,12 @@ class Ledger:
             self.writes.append(write)
             return write
 
+    def call(self, **kw: Any) -> Call:
+        with self._lock:
+            call = Call(seq=len(self.calls) + 1, **kw)
+            self.calls.append(call)
+            return call
+
     def stats(self) -> dict[str, Any]:
         with self._lock:
             return {"requests": self.requests, "rate_limited": self.rate_limited,
@@ -66,3 +92,4 @@ class Ledger:
         with self._lock:
             self.requests = self.rate_limited = self.not_modified = 0
             self.by_route.clear()
+            self.calls.clear()

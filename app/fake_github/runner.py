@@ -99,7 +99,8 @@ class FakeGitHub:
         self.state.webhook.url, self.state.webhook.secret = url, secret
 
     def fault(self, **spec: Any) -> None:
-        """Inject a fault; see `Fault` (route, status, times, delay_ms, drop, retry_after, reset_in)."""
+        """Inject a fault; see `Fault` (route, status, times, delay_ms, drop, retry_after, reset_in,
+        probability, seed)."""
         self.state.faults.add(Fault.from_json(spec))
 
     def wait_deliveries(self, count: int, timeout: float = 10.0) -> list[Delivery]:

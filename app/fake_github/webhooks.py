@@ -130,8 +130,8 @@ def stored_event(site: Site, repo: RepoState, event: str, action: str | None, ob
     raise KeyError(event)
 
 
-async def deliver(state: GitHubState, event: Event, guid: str | None = None) -> Delivery:
-    """POST one event to the app's webhook URL and record the delivery."""
+async def deliver(state: GitHubState, event: Event, guid: str | None = None, url: str | None = None) -> Delivery:
+    """POST one event to `url` (default: the app's webhook URL) and record the delivery."""
     guid = guid or str(uuid.uuid4())
     body = json.dumps(event.payload).encode()
     headers = {
@@ -146,7 +146,7 @@ async def deliver(state: GitHubState, event: Event, guid: str | None = None) -> 
     status, error = None, None
     try:
         async with httpx.AsyncClient(timeout=DELIVERY_TIMEOUT) as client:
-            response = await client.post(str(state.webhook.url), content=body, headers=headers)
+            response = await client.post(str(url or state.webhook.url), content=body, headers=headers)
         status = response.status_code
     except httpx.HTTPError as exc:
         error = f"{type(exc).__name__}: {exc}"

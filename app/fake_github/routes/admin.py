@@ -1,6 +1,7 @@
-"""Admin routes under /_fake/ for tests and demos: deliver stored objects as webhooks,
-push a PR to another commit, complete a workflow run, read the writes, deliveries and
-request counts, and inject faults."""
+"""Admin routes under /_fake/ for tests and demos: deliver stored objects as webhooks
+(to the app's webhook URL or another one, e.g. a second instance), redeliver a delivery,
+push a PR to another commit, complete a workflow run, read the writes, the timed call log,
+deliveries and request counts, and inject faults."""
 
 from __future__ import annotations
 
@@ -25,28 +26,51 @@ def _repo(ctx: Ctx, data: dict[str, Any]) -> RepoState:
     return repo
 
 
-async def _send(ctx: Ctx, event: Event, guid: str | None = None):
-    """Deliver now and answer with the app's status; without a webhook URL, say so."""
-    if not ctx.state.webhook.url:
+async def _send(ctx: Ctx, event: Event, guid: str | None = None, url: str | None = None):
+    """Deliver now (to `url`, default the webhook URL) and answer with the app's status;
+    without a webhook URL, say so."""
+    if not (url or ctx.state.webhook.url):
         return respond({"delivery": None, "status": None, "error": "no webhook URL configured"})
-    delivery = await deliver(ctx.state, event, guid)
+    delivery = await deliver(ctx.state, event, guid, url)
     return respond({"delivery": delivery.guid, "status": delivery.status, "error": delivery.error},
                    200 if delivery.status is not None else 502)
 
 
+def _url(data: dict[str, Any]) -> str | None:
+    url = data.get("url")
+    if url is not None and not (isinstance(url, str) and url.startswith(("http://", "https://"))):
+        raise GitHubError(422, "url must be an http(s) URL")
+    return url
+
+
 @router.post("/deliver")
 async def deliver_stored(ctx: C):
+    """Body: {"repo", "event", "id"[, "action", "delivery" (GUID), "url" (default: the webhook URL)]}."""
     data = await json_body(ctx.request)
     repo = _repo(ctx, data)
     if data.get("event") not in EVENTS:
         raise GitHubError(422, f"event must be one of {', '.join(EVENTS)}")
-    if not ctx.state.webhook.url:
+    url = _url(data)
+    if not (url or ctx.state.webhook.url):
         raise GitHubError(409, "no webhook URL configured (--webhook-url)")
     try:
         event = stored_event(ctx.site, repo, data["event"], data.get("action"), int(data.get("id") or 0))
     except KeyError as exc:
         raise GitHubError(404, f"no {data['event']} object {data.get('id')} in {repo.full_name}") from exc
-    return await _send(ctx, event, data.get("delivery"))
+    return await _send(ctx, event, data.get("delivery"), url)
+
+
+@router.post("/redeliver")
+async def redeliver(ctx: C):
+    """Send an earlier delivery again, same GUID and payload, as GitHub's "Redeliver" does.
+    Body: {"delivery"[, "url"]}."""
+    data = await json_body(ctx.request)
+    url = _url(data)
+    with ctx.state.lock:
+        earlier = next((d for d in reversed(ctx.state.deliveries) if d.guid == data.get("delivery")), None)
+    if earlier is None:
+        raise GitHubError(404, f"no delivery {data.get('delivery')!r}")
+    return await _send(ctx, Event(earlier.event, earlier.payload), earlier.guid, url)
 
 
 @router.post("/push")
@@ -103,6 +127,14 @@ async def complete_run(ctx: C):
 def writes(ctx: C):
     everyone = ctx.request.query_params.get("all") in ("1", "true")
     return respond([w.to_json() for w in list(ctx.state.ledger.writes) if everyone or w.as_app])
+
+
+@router.get("/calls")
+def calls(ctx: C):
+    """Every API call, oldest first (`?since=N`: those after call N), with arrival and answer times."""
+    since = ctx.request.query_params.get("since", "0")
+    after = int(since) if since.isdigit() else 0
+    return respond([c.to_json() for c in list(ctx.state.ledger.calls)[after:]])
 
 
 @router.get("/deliveries")
