@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 MAX_TEXT_BYTES = 5_000_000
+SYMLINK_MODE = "120000"  # git's mode of a symbolic link; its blob holds the link's target path
+NOT_FOLLOWED = "symbolic link; not followed"
 
 
 def decode_text(data: bytes | None, limit: int = MAX_TEXT_BYTES) -> tuple[str | None, str | None]:

@@ -41,7 +41,7 @@ from checks.snapshot import (
 )
 
 from . import artifacts as artifact_zip
-from .files import MAX_TEXT_BYTES, decode_text
+from .files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, decode_text
 from .github import GitHubError, as_github_error
 from .patches import base_from_patch
 
@@ -100,20 +100,26 @@ class Gatherer:
                 return items
             page += 1
 
-    async def _tree(self, sha: str, repo: str | None = None) -> dict[str, tuple[str, int]]:
-        """path -> (blob SHA, size) of every file in the commit (recursive); fails closed if truncated."""
+    async def _tree(self, sha: str, repo: str | None = None) -> dict[str, tuple[str, int, str]]:
+        """path -> (blob SHA, size, mode) of every file and symlink in the commit (recursive); fails closed
+        if truncated."""
         owner, name = (repo or self.repo).split("/", 1)
         tree = await self._parsed(f"tree {sha[:12]}", self.gh.rest.git.async_get_tree, owner, name, sha,
                                   recursive="1")
         if tree.truncated:
             raise GitHubError(f"the tree of {sha[:12]} is too large for GitHub to list; cannot gather", 422)
-        return {e.path: (e.sha, int(e.size or 0)) for e in tree.tree if e.type == "blob" and e.path and e.sha}
+        return {e.path: (e.sha, int(e.size or 0), str(e.mode)) for e in tree.tree
+                if e.type == "blob" and e.path and e.sha}
 
-    async def _text(self, entry: tuple[str, int] | None, repo: str | None = None) -> tuple[str | None, str | None]:
-        """(text, None) or (None, why not) of a blob; content-addressed, so cached for the client's life."""
+    async def _text(self, entry: tuple[str, int, str] | None,
+                    repo: str | None = None) -> tuple[str | None, str | None]:
+        """(text, None) or (None, why not) of a blob; content-addressed, so cached for the client's life.
+        A symlink's blob is its target path: never read as the file's text."""
         if entry is None:
             return None, None
-        sha, size = entry
+        sha, size, mode = entry
+        if mode == SYMLINK_MODE:
+            return None, NOT_FOLLOWED
         if size > MAX_TEXT_BYTES:  # never download what decode_text would refuse
             return None, f"file is {size:,} bytes, over the {MAX_TEXT_BYTES:,}-byte limit; not read"
         key = (repo or self.repo, sha)

@@ -28,8 +28,8 @@ from checks.snapshot import (
     frozen_map,
 )
 
-from .files import decode_text
-from .world import Repo, World, diff_trees
+from .files import NOT_FOLLOWED, decode_text
+from .world import Commit, Repo, World, diff_trees
 
 MAX_ROUNDS = 3
 _RUN_ID = re.compile(r"/actions/runs/(\d+)")
@@ -63,31 +63,36 @@ def run_url(repo: str, run_id: int) -> str:
     return f"https://github.com/{repo}/actions/runs/{run_id}"
 
 
-def _text_of(files: dict[str, bytes], path: str) -> str | None:
-    data = files.get(path)
-    text, _err = decode_text(data)
-    return text
+def _read(commit: Commit | None, path: str) -> tuple[str | None, str | None]:
+    """(text, None) or (None, why not) of `path` at `commit`, as gather reads it: symlinks are not followed."""
+    if commit is None or path not in commit.files:
+        return None, None
+    if path in commit.symlinks:
+        return None, NOT_FOLLOWED
+    return decode_text(commit.files[path])
+
+
+def _text_of(commit: Commit | None, path: str) -> str | None:
+    return _read(commit, path)[0]
 
 
 def _base_snapshot(world: World, repo: Repo, pr: dict[str, Any]) -> Snapshot:
     base_sha, head_sha = pr["base"]["sha"], pr["head"]["sha"]
-    base_files = repo.commits[base_sha].files
-    head_files = repo.commits[head_sha].files
+    base, head = repo.commits[base_sha], repo.commits[head_sha]
     tip = repo.commit(pr["base"]["ref"])
-    tip_files = tip.files if tip else {}
-    policy, _err = Policy.from_yaml(_text_of(tip_files, CONFIG_PATH))
+    policy, _err = Policy.from_yaml(_text_of(tip, CONFIG_PATH))
 
     changed = []
-    for d in diff_trees(base_files, head_files):
-        base_text, base_err = decode_text(d.base)
-        head_text, head_err = decode_text(d.head)
+    for d in diff_trees(base.files, head.files):
+        base_text, base_err = _read(base, d.previous_path or d.path)
+        head_text, head_err = _read(head, d.path)
         changed.append(ChangedFile(d.path, d.status, d.previous_path, d.patch, base_text, head_text,
                                    head_err or base_err))
 
     policy_files: dict[str, str] = {}
-    for path in tip_files:
+    for path in tip.files if tip else ():
         if policy.is_policy_file(path):
-            text = _text_of(tip_files, path)
+            text = _text_of(tip, path)
             if text is not None:
                 policy_files[path] = text
 
@@ -137,16 +142,16 @@ def _base_snapshot(world: World, repo: Repo, pr: dict[str, Any]) -> Snapshot:
         workflow_runs=workflow_runs,
         policy_sha=tip.sha if tip else "",
         policy=frozen_map(policy_files),
-        master_base=frozen_map(_master_configs(policy, base_files)),
-        master_head=frozen_map(_master_configs(policy, head_files)),
+        master_base=frozen_map(_master_configs(policy, base)),
+        master_head=frozen_map(_master_configs(policy, head)),
     )
 
 
-def _master_configs(policy: Policy, files: dict[str, bytes]) -> dict[str, str]:
+def _master_configs(policy: Policy, commit: Commit) -> dict[str, str]:
     out = {}
-    for path in files:
+    for path in commit.files:
         if policy.is_master_config(path):
-            text = _text_of(files, path)
+            text = _text_of(commit, path)
             if text is not None:
                 out[path] = text
     return out
@@ -210,7 +215,7 @@ def _with_evidence(world: World, repo: Repo, snap: Snapshot, want: Wanted) -> Sn
     for sha, path in want.files:
         commit = repo.commits.get(sha)
         if commit is not None:
-            extra.setdefault(sha, {})[path] = _text_of(commit.files, path)
+            extra.setdefault(sha, {})[path] = _text_of(commit, path)
 
     runs = {r.id: r for r in snap.workflow_runs}
     for run_id in want.runs:
@@ -268,7 +273,7 @@ def _upstream(world: World, target: UpstreamTarget) -> UpstreamDoc:
         if at is not None:
             for d in diff_trees(base.files if base else {}, at.files):
                 if d.head is not None:
-                    text, _err = decode_text(d.head)
+                    text = _text_of(at, d.path)
                     if text is not None:
                         files[d.path] = text
         return UpstreamDoc(target.url, "pull", target.repo, target.number, state=pr.get("state", ""),
@@ -276,7 +281,7 @@ def _upstream(world: World, target: UpstreamTarget) -> UpstreamDoc:
                            title=pr.get("title", ""), files=frozen_map(files))
     tip = repo.commit(repo.default_branch)
     for path in target.paths:
-        text = _text_of(tip.files, path) if tip else None
+        text = _text_of(tip, path)
         if text is not None:
             return UpstreamDoc(target.url, "page", target.repo, files=frozen_map({path: text}))
     return UpstreamDoc(target.url, "page", target.repo,

@@ -2,6 +2,9 @@
 
 `World.load(dir)` reads `world.yaml` and serves file contents of commits from
 `trees/<name>/` and artifact files from `artifacts/<id>/`, lazily and read-only.
+A symlink in a tree is a git symbolic link (mode 120000: its content is the
+target path, never the target's content); links are never followed, so a world
+cannot make the fake serve a file from outside it.
 The fake GitHub server answers the REST API from a World; `diff_trees`
 computes a pull request's files the way GitHub lists them.
 """
@@ -29,20 +32,38 @@ class Commit:
     root: Path
 
     _files: dict[str, bytes] | None = None
+    _symlinks: frozenset[str] = frozenset()
 
     @property
     def files(self) -> dict[str, bytes]:
-        """path -> bytes of every file in this commit's tree."""
+        """path -> bytes of every file in this commit's tree (a symlink's bytes are its target path)."""
         if self._files is None:
-            base = self.root / "trees" / self.tree
-            files: dict[str, bytes] = {}
-            if base.is_dir():
-                for dirpath, _dirs, names in os.walk(base):
-                    for name in names:
-                        full = Path(dirpath) / name
-                        files[full.relative_to(base).as_posix()] = full.read_bytes()
-            self._files = dict(sorted(files.items()))
+            self._load()
         return self._files
+
+    @property
+    def symlinks(self) -> frozenset[str]:
+        """Paths of this commit's tree that are symbolic links."""
+        if self._files is None:
+            self._load()
+        return self._symlinks
+
+    def _load(self) -> None:
+        base = self.root / "trees" / self.tree
+        files: dict[str, bytes] = {}
+        links: set[str] = set()
+        if base.is_dir():
+            for dirpath, dirs, names in os.walk(base):  # links to directories are listed, not entered
+                for name in names + dirs:
+                    full = Path(dirpath) / name
+                    path = full.relative_to(base).as_posix()
+                    if full.is_symlink():
+                        files[path] = os.fsencode(os.readlink(full))
+                        links.add(path)
+                    elif name in names:
+                        files[path] = full.read_bytes()
+        self._files = dict(sorted(files.items()))
+        self._symlinks = frozenset(links)
 
 
 @dataclass
@@ -101,14 +122,15 @@ class World:
         return cls(root, str(now), {k: list(v or []) for k, v in (data.get("teams") or {}).items()}, repos)
 
     def artifact_files(self, artifact_id: int) -> dict[str, bytes]:
-        """name -> bytes of the files inside artifact `artifact_id` (relative paths)."""
+        """name -> bytes of the files inside artifact `artifact_id` (relative paths; symlinks skipped)."""
         base = self.root / "artifacts" / str(artifact_id)
         files: dict[str, bytes] = {}
         if base.is_dir():
             for dirpath, _dirs, names in os.walk(base):
                 for name in names:
                     full = Path(dirpath) / name
-                    files[full.relative_to(base).as_posix()] = full.read_bytes()
+                    if not full.is_symlink():
+                        files[full.relative_to(base).as_posix()] = full.read_bytes()
         return dict(sorted(files.items()))
 
     def pull_repo(self, number: int | None = None) -> tuple[Repo, dict[str, Any]]:

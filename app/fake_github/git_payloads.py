@@ -132,6 +132,14 @@ def content_item(site: Site, repo: RepoState, ref: str, path: str, entry: Entry,
     return item
 
 
+def symlink_item(site: Site, repo: RepoState, ref: str, path: str, entry: Entry, target: bytes) -> dict[str, Any]:
+    """A symlink in the contents API: its target, no content (GitHub follows a link only to a regular
+    file of the repository; the fake never follows one)."""
+    item = content_item(site, repo, ref, path, entry)
+    item.update(type="symlink", target=target.decode("utf-8", "replace"))
+    return item
+
+
 def git_tree(site: Site, repo: RepoState, sha: str, entries: list[tuple[str, Entry]]) -> dict[str, Any]:
     api = site.repo_api(repo)
     items = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from app.files import SYMLINK_MODE
 from app.world import Commit
 
 from .ids import blob_sha, tree_sha
@@ -19,7 +20,7 @@ TREE_MODE = "40000"
 
 @dataclass(frozen=True)
 class Entry:
-    """One entry of a tree: a blob (file) or a tree (directory)."""
+    """One entry of a tree: a blob (a file, or a symlink holding its target path) or a tree (directory)."""
 
     name: str
     mode: str
@@ -48,7 +49,7 @@ class GitObjects:
                 node = nested
                 for d in dirs:
                     node = node.setdefault(d, {})
-                node[name] = data
+                node[name] = (data, SYMLINK_MODE if path in commit.symlinks else FILE_MODE)
             self.roots[commit.sha] = self._hash(nested)
         return self.roots[commit.sha]
 
@@ -58,9 +59,10 @@ class GitObjects:
             if isinstance(value, dict):
                 entries.append(Entry(name, TREE_MODE, self._hash(value), None))
             else:
-                sha = blob_sha(value)
-                self.blobs[sha] = value
-                entries.append(Entry(name, FILE_MODE, sha, len(value)))
+                data, mode = value
+                sha = blob_sha(data)
+                self.blobs[sha] = data
+                entries.append(Entry(name, mode, sha, len(data)))
         sha = tree_sha([(e.mode, e.name, e.sha) for e in entries])
         self.trees[sha] = sorted(entries, key=lambda e: e.name)
         return sha

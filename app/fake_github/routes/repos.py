@@ -5,6 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import Response
 
+from app.files import SYMLINK_MODE
+
 from ..git_payloads import (
     blob,
     branch,
@@ -16,6 +18,7 @@ from ..git_payloads import (
     git_tree,
     short_branch,
     status,
+    symlink_item,
 )
 from ..payloads import repository
 from ..state import RepoState
@@ -138,6 +141,8 @@ def get_contents(ctx: C, owner: str, repo: str, path: str = ""):
     data = r.git.blobs[entry.sha]
     if any(t in ctx.request.headers.get("accept", "") for t in RAW_TYPES):
         return Response(data, media_type="application/vnd.github.raw")
+    if entry.mode == SYMLINK_MODE:
+        return respond(symlink_item(ctx.site, r, ref, path, entry, data))
     return respond(content_item(ctx.site, r, ref, path, entry, data))
 
 
