@@ -7,7 +7,10 @@ about the file. The finding sits on the line PyYAML reports.
 Recipes are read with the same safe loader the other rules use (sizes,
 nesting and alias expansion bounded); other YAML files, such as the master
 configs of 12,000 lines, are run through libyaml's event parser, which finds
-every syntax error and undefined alias without building the document.
+every syntax error and undefined alias without building the document. The
+entries the PR adds to perf-changelog.yaml are also read with the safe
+loader: an alias bomb or a nesting too deep is no syntax error, but the
+changelog rules could not read the entry and would skip it unseen.
 
 Passes:
 
@@ -29,7 +32,7 @@ import yaml
 from ..context import Context
 from ..result import Finding, Severity
 from ..yamlload import MAX_BYTES, YamlProblem
-from .recipes import recipe, state
+from .recipes import changelog_diff, recipe, state
 
 ID = "yaml-syntax"
 SEVERITY = Severity.ERROR
@@ -50,6 +53,18 @@ def check(ctx: Context) -> Iterator[Finding]:
         if problem is not None:
             yield Finding(f.path, problem.line, ID, SEVERITY,
                           f"{f.path} is not valid YAML: {problem.message}; fix the syntax on this line")
+        elif f.path == ctx.policy.changelog:
+            yield from _new_entries(ctx)
+
+
+def _new_entries(ctx: Context) -> Iterator[Finding]:
+    diff = changelog_diff(ctx)
+    for entry in diff.new if diff else ():
+        try:
+            _ = entry.data  # parsed once, cached for the changelog rules
+        except YamlProblem as problem:
+            yield Finding(diff.head.path, problem.line, ID, SEVERITY,
+                          f"new changelog entry cannot be read: {problem.message}; fix it on this line")
 
 
 def problem_of(text: str) -> YamlProblem | None:
