@@ -122,7 +122,9 @@ class JobRunner:
         if handler is None:
             log.warning("unknown job kind", extra={"job": job.id, "kind": job.kind})
             return
-        await handler(job, self.clients.installation(job.installation_id))
+        gh = self.clients.installation(job.installation_id)
+        async with gh:  # one HTTP client, keep-alive connections, for the whole job
+            await handler(job, gh)
 
     # --- helpers ------------------------------------------------------------------
 

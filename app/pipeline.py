@@ -24,9 +24,10 @@ class Outcome:
 
 async def verify(gh: GitHub, repo: str, number: int, now: str, bot_login: str = "signoff-bot[bot]",
                  publish: bool = True) -> Outcome:
-    snap = await Gatherer(gh, repo, bot_login).snapshot(number, now)
-    verdict = evaluate(snap)
-    published = Published()
-    if publish:
-        published = await Publisher(gh, repo, bot_login).verdict(snap, verdict, Context(snap).policy)
+    async with gh:  # one HTTP client, keep-alive connections, for the whole verification
+        snap = await Gatherer(gh, repo, bot_login).snapshot(number, now)
+        verdict = evaluate(snap)
+        published = Published()
+        if publish:
+            published = await Publisher(gh, repo, bot_login).verdict(snap, verdict, Context(snap).policy)
     return Outcome(snap, verdict, published)
