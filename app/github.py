@@ -1,14 +1,15 @@
-"""githubkit clients for the bot: explicit timeouts, no in-process retry, counted requests.
+"""githubkit clients for the bot: explicit timeouts, no in-process retry, counted, conditional requests.
 
 githubkit's defaults sleep and retry inside the caller and wait forever on a
 stuck connection. A worker must not do either: every call here has a
 timeout, and a failure surfaces as `GitHubError` (with `retry_after` when
 GitHub asked us to back off), so the job queue can re-queue with a delay.
 
-Outside `async with gh:` githubkit opens a new HTTP client per request; a
-unit of work (a job, a verification) runs inside one, so its requests share
-keep-alive connections. One SSL context serves every client: building one
-costs ~30 ms of CPU.
+Every GET is conditional (app/etags.py), so unchanged answers come back as
+304s, which do not count against the rate limit. Outside `async with gh:`
+githubkit opens a new HTTP client per request; a unit of work (a job, a
+verification) runs inside one, so its requests share keep-alive connections.
+One SSL context serves every client: building one costs ~30 ms of CPU.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from functools import cache
 import httpx
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.exception import GitHubException, RateLimitExceeded, RequestFailed, RequestTimeout
+
+from .etags import ConditionalTransport, EtagStore
 
 DEFAULT_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
 USER_AGENT = "signoff-bot"
@@ -58,6 +61,28 @@ class CallStats:
             self.rate_limit_remaining = int(remaining)
 
 
+class ConditionalGitHub(GitHub):
+    """githubkit's client with conditional requests of its own (app/etags.py) in place of githubkit's HTTP cache."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, http_cache=False, **kwargs)
+        self.etags = EtagStore()
+
+    async def _create_async_client(self) -> httpx.AsyncClient:
+        # githubkit's own method, with the transport wrapped as githubkit wraps it for hishel
+        return _ConditionalClient(**self._get_client_defaults(), transport=self.config.async_transport,
+                                  event_hooks=self.config.async_event_hooks, etags=self.etags)
+
+
+class _ConditionalClient(httpx.AsyncClient):
+    def __init__(self, *args, etags: EtagStore, **kwargs) -> None:
+        self._etags = etags  # before super().__init__, which builds the transport
+        super().__init__(*args, **kwargs)
+
+    def _init_transport(self, *args, **kwargs) -> httpx.AsyncBaseTransport:
+        return ConditionalTransport(super()._init_transport(*args, **kwargs), self._etags)
+
+
 @cache
 def _ssl_context():
     return httpx.create_ssl_context()
@@ -66,7 +91,7 @@ def _ssl_context():
 def client(auth, base_url: str, stats: CallStats | None = None, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> GitHub:
     """A githubkit client for `base_url` (GitHub, GitHub Enterprise or the fake server)."""
     hooks = {"request": [stats.on_request], "response": [stats.on_response]} if stats else None
-    return GitHub(
+    return ConditionalGitHub(
         auth,
         base_url=base_url.rstrip("/") + "/",
         timeout=timeout,
