@@ -451,6 +451,15 @@ def test_faults_by_chance_are_reproducible_with_a_seed(fake: FakeGitHub) -> None
     assert listed["faults"][0]["probability"] == 0.5 and "_rng" not in listed["faults"][0]
 
 
+def test_a_fault_for_one_actor_spares_the_others(fake: FakeGitHub) -> None:
+    url = f"{fake.url}/repos/acme/bench"
+    fake.fault(route="GET /repos/acme/bench", status=502, times=2, actor="Alice")
+    assert httpx.get(url).status_code == 200
+    assert httpx.get(url, headers={"Authorization": "token user:bob"}).status_code == 200
+    assert httpx.get(url, headers={"Authorization": "token user:alice"}).status_code == 502
+    assert httpx.post(f"{fake.url}/_fake/faults", json={"route": "*", "status": 502, "actor": 7}).status_code == 422
+
+
 def test_the_call_log_times_every_call_and_names_its_job(fake: FakeGitHub) -> None:
     url = f"{fake.url}/repos/acme/bench"
     fake.fault(route="GET /repos/acme/bench", delay_ms=200)

@@ -6,7 +6,8 @@ the next `times` matching requests: an error status (403 and 429 carry the
 rate-limit headers GitHub sends), added latency, or a connection dropped
 mid-response. With `probability` below 1 a matching request is hit only by
 chance (`seed` makes the chances reproducible), so a fault with a large
-`times` models a flaky GitHub.
+`times` models a flaky GitHub. With `actor` (a login, e.g. "signoff-bot[bot]")
+it hits only that actor's requests, so a test can act and read undisturbed.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class Fault:
     message: str | None = None
     probability: float = 1.0  # the chance that a matching request is hit
     seed: int | None = None  # seeds the chances, for a reproducible sequence of hits
+    actor: str | None = None  # only requests by this login (the app's installation: its bot login)
     _rng: random.Random = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -58,11 +60,15 @@ class Fault:
             raise ValueError("probability must be a number in (0, 1]")
         if fault.seed is not None and (not isinstance(fault.seed, int) or isinstance(fault.seed, bool)):
             raise ValueError("seed must be an integer")
+        if fault.actor is not None and not isinstance(fault.actor, str):
+            raise ValueError("actor must be a login")
         if fault.status is None and not fault.drop and not fault.delay_ms:
             raise ValueError("a fault needs a status, drop or delay_ms")
         return fault
 
-    def matches(self, method: str, path: str, template: str | None) -> bool:
+    def matches(self, method: str, path: str, template: str | None, actor: str | None = None) -> bool:
+        if self.actor is not None and (actor or "").lower() != self.actor.lower():
+            return False
         pattern = self.route
         if " " in pattern:
             want, pattern = pattern.split(" ", 1)
@@ -117,11 +123,11 @@ class Faults:
         with self._lock:
             self._items.clear()
 
-    def take(self, method: str, path: str, template: str | None) -> Fault | None:
-        """The first fault matching and hitting this request, spending one of its `times`."""
+    def take(self, method: str, path: str, template: str | None, actor: str | None = None) -> Fault | None:
+        """The first fault matching and hitting this request (by `actor`), spending one of its `times`."""
         with self._lock:
             for fault in self._items:
-                if fault.matches(method, path, template) and fault.hits():
+                if fault.matches(method, path, template, actor) and fault.hits():
                     fault.times -= 1
                     if fault.times == 0:
                         self._items.remove(fault)

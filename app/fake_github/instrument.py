@@ -67,10 +67,12 @@ class Instrument:
             return
         started = time.time()
         method, path = scope["method"], scope["path"]
+        headers = Headers(scope=scope)
+        actor = self._actor(headers)
         template = self._template(scope)
         route = f"{method} {template or path}"
         billable = route not in UNBILLED_ROUTES
-        fault = self.state.faults.take(method, path, template)
+        fault = self.state.faults.take(method, path, template, actor)
         delay = self.state.latency_ms + (fault.delay_ms if fault else 0)
         if delay:
             await asyncio.sleep(delay / 1000)
@@ -79,18 +81,18 @@ class Instrument:
             await _drop(send)
             status = 0
         elif fault and fault.status:
-            status = await self._fault(fault, route, billable, Headers(scope=scope).get("x-github-api-version"), send)
+            status = await self._fault(fault, route, billable, headers.get("x-github-api-version"), send)
         else:
             status = await self._serve(scope, receive, send, route, billable)
-        self._log_call(Headers(scope=scope), method, path, route, status, started)
-
-    def _log_call(self, headers: Headers, method: str, path: str, route: str, status: int, started: float) -> None:
-        try:
-            actor = resolve(self.state, headers.get("authorization")).label
-        except AuthError:
-            actor = "invalid"
         self.state.ledger.call(method=method, path=path, route=route, status=status, actor=actor, started=started,
                                finished=time.time(), job=headers.get("x-signoff-bot-job"))
+
+    def _actor(self, headers: Headers) -> str:
+        """Who sends the request: a login, "app" for a JWT, "anonymous", or "invalid" credentials."""
+        try:
+            return resolve(self.state, headers.get("authorization")).label
+        except AuthError:
+            return "invalid"
 
     async def _fault(self, fault: Fault, route: str, billable: bool, version: str | None, send: Send) -> int:
         status, headers, body = fault.response(self.state.rate_limit)

@@ -100,7 +100,7 @@ class FakeGitHub:
 
     def fault(self, **spec: Any) -> None:
         """Inject a fault; see `Fault` (route, status, times, delay_ms, drop, retry_after, reset_in,
-        probability, seed)."""
+        probability, seed, actor)."""
         self.state.faults.add(Fault.from_json(spec))
 
     def wait_deliveries(self, count: int, timeout: float = 10.0) -> list[Delivery]:
