@@ -2,24 +2,31 @@
 
 Publishing is idempotent, so a job that is retried or raced publishes once:
 - the verdict comment is found by its hidden marker among the bot's comments
-  and edited in place (never a second one); when the verdict flips between
-  PASS and REJECTED a short comment says so and links the sticky one;
+  in the snapshot (a PR runs one job at a time, so no other job posts one
+  meanwhile) and edited in place (never a second one); when the verdict
+  flips between PASS and REJECTED a short comment says so and links the
+  sticky one;
 - the `codeowner-signoff-verify` check run of the head SHA is updated if it
-  exists, else created; annotations go in batches of 50 (GitHub's cap);
+  exists (and says something else), else created; annotations go in
+  batches of 50 (GitHub's cap);
 - findings on lines of the diff are posted once as one review with inline
   comments, each tagged with a hidden key (path, line, rule) so a
   re-verification never repeats them.
+
+The comment (then the status, which links it), the check run and the review
+do not depend on each other and go out concurrently.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from githubkit import GitHub
 
 from checks.policy import Policy
 from checks.result import Finding, Severity, Verdict
-from checks.snapshot import Snapshot
+from checks.snapshot import Comment, Snapshot
 
 from . import render
 from .github import GitHubError, as_github_error
@@ -70,23 +77,31 @@ class Publisher:
 
     async def verdict(self, snap: Snapshot, verdict: Verdict, policy: Policy, sticky: bool = True) -> Published:
         """Publish everything; `sticky=False` (the head moved meanwhile) leaves the PR's comment alone."""
-        out = Published()
-        body = render.comment(verdict, policy)
-        if sticky:
-            await self._sticky_comment(snap.pr.number, body, out)
+        out, review = Published(), Published()
         conclusion = "success" if verdict.passed else ("neutral" if policy.advisory else "failure")
         title = f"Sign-off {verdict.label}" + (f" ({verdict.signer})" if verdict.signer else "")
-        out.check_run_id = await self.check_run(snap.pr.head_sha, CHECK_NAME, conclusion, title,
-                                                render.summary(verdict, policy), verdict.findings)
-        out.writes.append(f"check run {CHECK_NAME}: {conclusion}")
-        await self._status(snap.pr.head_sha, verdict, conclusion, out)
-        await self.inline_findings(snap, verdict.findings, out)
+
+        async def comment_then_status() -> str:
+            if sticky:
+                await self._sticky_comment(snap, render.comment(verdict, policy), out)
+            return await self._status(snap.pr.head_sha, verdict, conclusion, out.comment_url)
+
+        (out.check_run_id, written), out.status_state, _ = await asyncio.gather(
+            self._put_check_run(snap.pr.head_sha, CHECK_NAME, conclusion, title, render.summary(verdict, policy),
+                                verdict.findings, summary_lists_findings=True),
+            comment_then_status(),
+            self.inline_findings(snap, verdict.findings, review),
+        )
+        out.review_id, out.inline_comments = review.review_id, review.inline_comments
+        if written:
+            out.writes.append(f"check run {CHECK_NAME}: {conclusion}")
+        out.writes += [f"commit status {out.status_state}", *review.writes]
         return out
 
-    async def _sticky_comment(self, number: int, body: str, out: Published) -> None:
+    async def _sticky_comment(self, snap: Snapshot, body: str, out: Published) -> None:
         rest = self.gh.rest
-        comments = await self._bot_comments(number)
-        sticky = next((c for c in comments if render.marker_sha(c.body or "") is not None), None)
+        number = snap.pr.number
+        sticky = next((c for c in self._bot_comments(snap) if render.marker_sha(c.body) is not None), None)
         if sticky is None:
             resp = await self._call("create verdict comment", rest.issues.async_create_comment,
                                     self.owner, self.name, number, data={"body": body})
@@ -94,53 +109,54 @@ class Publisher:
             out.comment_id, out.comment_url, out.comment_action = created.id, created.html_url, "created"
             out.writes.append("verdict comment created")
             return
-        out.comment_id, out.comment_url = sticky.id, sticky.html_url
-        if (sticky.body or "") == body:
+        out.comment_id, out.comment_url = sticky.id, sticky.url
+        if sticky.body == body:
             out.comment_action = "unchanged"
             return
         await self._call("update verdict comment", rest.issues.async_update_comment,
                          self.owner, self.name, sticky.id, data={"body": body})
         out.comment_action = "updated"
         out.writes.append("verdict comment updated")
-        before, after = _label(sticky.body or ""), _label(body)
+        before, after = _label(sticky.body), _label(body)
         if before and after and before != after:
-            note = f"Sign-off verdict changed from {before} to {after}: see [the verdict]({sticky.html_url})."
+            note = f"Sign-off verdict changed from {before} to {after}: see [the verdict]({sticky.url})."
             resp = await self._call("create verdict-change comment", rest.issues.async_create_comment,
                                     self.owner, self.name, number, data={"body": note})
             out.flip_comment_id = resp.parsed_data.id
             out.writes.append(f"verdict change comment ({before} -> {after})")
 
-    async def _bot_comments(self, number: int) -> list:
-        found = []
-        page = 1
-        while True:
-            resp = await self._call("list comments", self.gh.rest.issues.async_list_comments,
-                                    self.owner, self.name, number, per_page=100, page=page)
-            chunk = list(resp.parsed_data)
-            found += [c for c in chunk if c.user and c.user.login.lower() == self.bot_login.lower()]
-            if 'rel="next"' not in resp.headers.get("link", "") or not chunk:
-                return found
-            page += 1
+    def _bot_comments(self, snap: Snapshot) -> list[Comment]:
+        """The bot's conversation comments on the PR, oldest first, as gathered."""
+        return [c for c in snap.comments if c.kind == "issue_comment" and c.author.lower() == self.bot_login.lower()]
 
-    async def _status(self, sha: str, verdict: Verdict, conclusion: str, out: Published) -> None:
+    async def _status(self, sha: str, verdict: Verdict, conclusion: str, comment_url: str | None) -> str:
+        """Set the commit status, linking the verdict comment; returns its state."""
         state = {"success": "success", "neutral": "success", "failure": "failure"}[conclusion]
         failing = [r for r in verdict.rows if not r.passed]
         description = "Sign-off verified" if verdict.passed else (
             f"Sign-off rejected: {len(failing)} check(s) failed" if verdict.signer else "No CODEOWNER sign-off yet")
         data = {"state": state, "context": CHECK_NAME, "description": description[:140]}
-        if out.comment_url:
-            data["target_url"] = out.comment_url
+        if comment_url:
+            data["target_url"] = comment_url
         await self._call("commit status", self.gh.rest.repos.async_create_commit_status,
                          self.owner, self.name, sha, data=data)
-        out.status_state = state
-        out.writes.append(f"commit status {state}")
+        return state
 
     # --- check runs ----------------------------------------------------------------
 
     async def check_run(self, sha: str, name: str, conclusion: str | None, title: str, summary: str,
                         findings: tuple[Finding, ...] = (), status: str = "completed",
                         details_url: str | None = None) -> int:
-        """Create or update the check run `name` on `sha`; annotations in batches of 50."""
+        """Create or update the check run `name` on `sha`; annotations in batches of 50. Returns its id."""
+        run_id, _written = await self._put_check_run(sha, name, conclusion, title, summary, findings, status,
+                                                     details_url)
+        return run_id
+
+    async def _put_check_run(self, sha: str, name: str, conclusion: str | None, title: str, summary: str,
+                             findings: tuple[Finding, ...], status: str = "completed", details_url: str | None = None,
+                             summary_lists_findings: bool = False) -> tuple[int, bool]:
+        """(id, whether anything was written). When the summary lists every finding (path, line, rule,
+        severity, message), a run that already shows it has the same annotations too and is left alone."""
         rest = self.gh.rest
         resp = await self._call(f"list check runs {name}", rest.checks.async_list_for_ref,
                                 self.owner, self.name, sha, check_name=name, filter_="latest")
@@ -148,7 +164,8 @@ class Publisher:
         annotations = [_annotation(f) for f in findings]
         batches = [annotations[i:i + ANNOTATIONS_PER_REQUEST]
                    for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)] or [[]]
-        if len(summary) > SUMMARY_LIMIT:
+        truncated = len(summary) > SUMMARY_LIMIT
+        if truncated:
             summary = summary[:SUMMARY_LIMIT] + "\n\n(truncated)"
         first = {"name": name, "head_sha": sha, "status": status,
                  "output": {"title": title, "summary": summary, "annotations": batches[0]}}
@@ -156,6 +173,8 @@ class Publisher:
             first["conclusion"] = conclusion
         if details_url:
             first["details_url"] = details_url
+        if mine and summary_lists_findings and not truncated and _says(mine[0], first, len(annotations)):
+            return mine[0].id, False
         if mine:
             run_id = mine[0].id
             update = {k: v for k, v in first.items() if k != "head_sha"}
@@ -166,7 +185,7 @@ class Publisher:
         for batch in batches[1:]:
             await self._call("add annotations", rest.checks.async_update, self.owner, self.name, run_id,
                              data={"output": {"title": title, "summary": summary, "annotations": batch}})
-        return run_id
+        return run_id, True
 
     # --- inline findings --------------------------------------------------------------
 
@@ -211,6 +230,15 @@ class Publisher:
                              self.owner, self.name, c.id, data={"body": body})
             marked += 1
         return marked
+
+
+def _says(run, wanted: dict, annotations: int) -> bool:
+    """Whether an existing check run already shows `wanted` (status, conclusion, output, details URL)."""
+    output = run.output
+    return (str(run.status) == wanted["status"] and run.conclusion == wanted.get("conclusion")
+            and output.title == wanted["output"]["title"] and output.summary == wanted["output"]["summary"]
+            and output.annotations_count == annotations
+            and ("details_url" not in wanted or run.details_url == wanted["details_url"]))
 
 
 def _finding_key_of(body: str) -> str | None:

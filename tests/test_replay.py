@@ -84,6 +84,24 @@ def test_demo_replay_posts_one_comment_a_check_run_a_status_and_inline_findings(
     assert routes.count("POST /repos/{owner}/{repo}/pulls/{number}/reviews") == 1
 
 
+def test_a_verification_with_nothing_changed_only_sets_the_status_and_revalidates_its_reads():
+    world = World.load(DEMO_WORLD)
+    repo, pr = world.pull_repo()
+    with FakeGitHub(DEMO_WORLD) as fake:
+        gh = installation_client(REPLAY_APP_ID, KEY, repo.installation_id, fake.url, CallStats())
+        for _ in range(2):  # the second one sees the first one's writes
+            asyncio.run(verify(gh, repo.full_name, pr["number"], world.now))
+        before = len(fake.state.ledger.writes)
+        fake.state.ledger.reset_stats()
+        third = asyncio.run(verify(gh, repo.full_name, pr["number"], world.now))
+    writes = fake.state.ledger.writes[before:]  # once stopped: the fake logs a write after answering it
+    stats = fake.state.ledger.stats()
+    assert [w.route for w in writes] == ["POST /repos/{owner}/{repo}/statuses/{sha}"]
+    assert third.published.writes == ["commit status failure"]
+    assert third.published.comment_action == "unchanged" and third.published.check_run_id is not None
+    assert stats["not_modified"] > stats["rate_limited"]
+
+
 def test_cli_replay_json_of_the_demo():
     out = subprocess.run([sys.executable, "-m", "app.cli", "replay", "--json"], capture_output=True, text=True,
                          timeout=120)
