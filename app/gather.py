@@ -2,11 +2,16 @@
 
 The head SHA is resolved once and pinned for the whole snapshot. Policy
 files are read from the tip of the PR's base branch (pinned by SHA), never
-from the PR. Independent requests run concurrently; pagination is followed
-everywhere; blobs are fetched by SHA and de-duplicated. The base text of a
-modified file is rebuilt from its head text and GitHub's patch when the patch
-is complete, which saves a request per file. Lists GitHub truncates (over
-3,000 files, 250 commits) make the snapshot fail closed.
+from the PR. Independent requests run concurrently: once the trees are
+known, the changed files, the policy files and master configs, and the
+check runs with their workflow runs are three chains that do not wait for
+each other. Pagination is followed everywhere. Every read is made once per
+gatherer, even when asked for again meanwhile or in a later round; blobs
+are read by SHA. The base text of a modified file is rebuilt from its head
+text and GitHub's patch when that reproduces the base blob's SHA, which
+saves a request per file (and for any other read of that blob, such as a
+master config). Lists GitHub truncates (over 3,000 files, 250 commits) make
+the snapshot fail closed.
 
 Gathering runs in rounds: a first snapshot, then the evidence the checks
 name (`checks.evidence.wanted`), until nothing more is wanted. Nothing of
@@ -20,7 +25,7 @@ import base64
 import re
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Hashable, TypeVar
 
 from githubkit import GitHub
 from githubkit.exception import RequestFailed
@@ -41,7 +46,7 @@ from checks.snapshot import (
 )
 
 from . import artifacts as artifact_zip
-from .files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, decode_text
+from .files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, blob_sha, decode_text
 from .github import GitHubError, as_github_error
 from .patches import base_from_patch
 
@@ -50,6 +55,7 @@ MAX_COMMITS = 250
 MAX_ROUNDS = 3
 PER_PAGE = 100
 _RUN_ID = re.compile(r"/actions/runs/(\d+)")
+T = TypeVar("T")
 
 
 def iso(value: datetime | None) -> str:
@@ -59,16 +65,22 @@ def iso(value: datetime | None) -> str:
 
 
 class Gatherer:
-    """Reads one repository through one githubkit client; caches blobs by SHA across calls."""
+    """Reads one repository through one githubkit client; each read once, blobs by SHA, across calls."""
 
     def __init__(self, gh: GitHub, repo: str, bot_login: str = "signoff-bot[bot]"):
         self.gh = gh
         self.repo = repo
         self.owner, self.name = repo.split("/", 1)
         self.bot_login = bot_login
-        self._texts: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+        self._reads: dict[Hashable, asyncio.Future] = {}
 
     # --- plumbing ------------------------------------------------------------
+
+    def _once(self, key: Hashable, read: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+        """The one read of `key`: started on the first ask, shared by every later or concurrent one."""
+        if key not in self._reads:
+            self._reads[key] = asyncio.ensure_future(read())
+        return self._reads[key]
 
     async def _call(self, what: str, fn: Callable[..., Awaitable[Any]], *args, **kw):
         try:
@@ -113,7 +125,7 @@ class Gatherer:
 
     async def _text(self, entry: tuple[str, int, str] | None,
                     repo: str | None = None) -> tuple[str | None, str | None]:
-        """(text, None) or (None, why not) of a blob; content-addressed, so cached for the client's life.
+        """(text, None) or (None, why not) of a blob; content-addressed, so read once.
         A symlink's blob is its target path: never read as the file's text."""
         if entry is None:
             return None, None
@@ -122,17 +134,36 @@ class Gatherer:
             return None, NOT_FOLLOWED
         if size > MAX_TEXT_BYTES:  # never download what decode_text would refuse
             return None, f"file is {size:,} bytes, over the {MAX_TEXT_BYTES:,}-byte limit; not read"
-        key = (repo or self.repo, sha)
-        if key not in self._texts:
-            owner, name = key[0].split("/", 1)
-            blob = await self._parsed(f"blob {sha[:12]}", self.gh.rest.git.async_get_blob, owner, name, sha)
-            raw = base64.b64decode(blob.content) if blob.encoding == "base64" else blob.content.encode()
-            self._texts[key] = decode_text(raw)
-        return self._texts[key]
+        repo = repo or self.repo
+        return await self._once(("blob", repo, sha), lambda: self._blob(repo, sha))
+
+    async def _blob(self, repo: str, sha: str) -> tuple[str | None, str | None]:
+        owner, name = repo.split("/", 1)
+        blob = await self._parsed(f"blob {sha[:12]}", self.gh.rest.git.async_get_blob, owner, name, sha)
+        raw = base64.b64decode(blob.content) if blob.encoding == "base64" else blob.content.encode()
+        return decode_text(raw)
+
+    def _rebuild_base(self, f, base_tree: dict, head_tree: dict) -> None:
+        """Read the base blob of a modified file as its head text with the patch reversed (see the module doc)."""
+        base, head = base_tree.get(f.filename), head_tree.get(f.filename)
+        if str(f.status) not in ("modified", "changed") or not f.patch or base is None or head is None:
+            return
+        self._once(("blob", self.repo, base[0]), lambda: self._rebuilt(base[0], head, f.patch))
+
+    async def _rebuilt(self, sha: str, head: tuple[str, int, str], patch: str) -> tuple[str | None, str | None]:
+        head_text, _err = await self._text(head)
+        text = base_from_patch(head_text, patch) if head_text is not None else None
+        if text is not None and blob_sha(text) == sha:
+            return text, None
+        return await self._blob(self.repo, sha)
 
     async def _contents(self, path: str, ref: str, repo: str | None = None) -> str | None:
         """Text of `path` at `ref`; None when absent (404) or not text."""
-        owner, name = (repo or self.repo).split("/", 1)
+        repo = repo or self.repo
+        return await self._once(("contents", repo, path, ref), lambda: self._read_contents(path, ref, repo))
+
+    async def _read_contents(self, path: str, ref: str, repo: str) -> str | None:
+        owner, name = repo.split("/", 1)
         try:
             resp = await self.gh.rest.repos.async_get_content(owner, name, path, ref=ref)
         except RequestFailed as exc:
@@ -154,15 +185,19 @@ class Gatherer:
 
     async def snapshot(self, number: int, now: str, modules=None) -> Snapshot:
         """The PR's snapshot; `modules` limits which checks may ask for evidence (default: all)."""
-        snap = await self._first_round(number, now)
-        seen = Wanted()
-        for _ in range(MAX_ROUNDS):
-            more = wanted(snap, modules)
-            if not more or (seen | more) == seen:
-                break
-            seen = seen | more
-            snap = await self._with_evidence(snap, seen)
-        return snap
+        try:
+            snap = await self._first_round(number, now)
+            seen = Wanted()
+            for _ in range(MAX_ROUNDS):
+                more = wanted(snap, modules)
+                if not more or (seen | more) == seen:
+                    break
+                seen = seen | more
+                snap = await self._with_evidence(snap, seen)
+            return snap
+        finally:
+            for read in self._reads.values():
+                read.cancel()  # after a failure, reads still running are of no use
 
     async def _first_round(self, number: int, now: str) -> Snapshot:
         rest = self.gh.rest
@@ -186,24 +221,14 @@ class Gatherer:
         elif len(commits) >= MAX_COMMITS:
             truncated = f"GitHub lists at most {MAX_COMMITS} commits of a pull request; this one has more"
         tip_sha = branch.commit.sha
-        tip_tree = base_tree if tip_sha == base_sha else await self._tree(tip_sha)
-
-        policy, _err = Policy.from_yaml((await self._text(tip_tree.get(CONFIG_PATH)))[0])
-        policy_paths = sorted(p for p in tip_tree if policy.is_policy_file(p))
         commit_shas = [c.sha for c in commits] or [head_sha]
-
-        changed, policy_texts, master_base, master_head, run_lists = await asyncio.gather(
+        for f in files:
+            self._rebuild_base(f, base_tree, head_tree)
+        changed, (policy_texts, master_base, master_head), (check_runs, workflow_runs) = await asyncio.gather(
             asyncio.gather(*(self._changed_file(f, base_tree, head_tree) for f in files)),
-            asyncio.gather(*(self._text(tip_tree[p]) for p in policy_paths)),
-            self._master_configs(policy, base_tree),
-            self._master_configs(policy, head_tree),
-            asyncio.gather(*(self._pages(f"check runs of {sha[:12]}", rest.checks.async_list_for_ref, o, r, sha,
-                                         key="check_runs", filter_="all") for sha in commit_shas)),
+            self._policy_files(tip_sha, base_sha, base_tree, head_tree),
+            self._runs(commit_shas),
         )
-        check_runs = sorted((_check_run(c) for runs in run_lists for c in runs),
-                            key=lambda c: (c.head_sha, c.name, c.id))
-        run_ids = sorted({c.run_id for c in check_runs if c.run_id is not None})
-        workflow_runs = await asyncio.gather(*(self._workflow_run(i) for i in run_ids))
 
         comments = [_comment(c, "issue_comment", c.created_at) for c in issue_comments]
         comments += [_comment(c, "review", c.submitted_at) for c in reviews]
@@ -225,9 +250,9 @@ class Gatherer:
             commits=tuple(commit_shas),
             comments=tuple(comments),
             check_runs=tuple(check_runs),
-            workflow_runs=tuple(w for w in workflow_runs if w is not None),
+            workflow_runs=workflow_runs,
             policy_sha=tip_sha,
-            policy=frozen_map({p: t for p, (t, _e) in zip(policy_paths, policy_texts) if t is not None}),
+            policy=frozen_map(policy_texts),
             master_base=frozen_map(master_base),
             master_head=frozen_map(master_head),
             bot_login=self.bot_login,
@@ -239,66 +264,85 @@ class Gatherer:
         status = {"changed": "modified", "copied": "added"}.get(status, status)
         previous = f.previous_filename or None
         patch = f.patch or None
-        head_text, head_err = (None, None) if status == "removed" else await self._text(head_tree.get(f.filename))
-        base_text, base_err = None, None
-        if status != "added":
-            rebuilt = base_from_patch(head_text, patch) if status == "modified" and head_text is not None else None
-            if rebuilt is not None:
-                base_text = rebuilt
-            else:
-                base_text, base_err = await self._text(base_tree.get(previous or f.filename))
+        (head_text, head_err), (base_text, base_err) = await asyncio.gather(
+            self._text(None if status == "removed" else head_tree.get(f.filename)),
+            self._text(None if status == "added" else base_tree.get(previous or f.filename)),
+        )
         return ChangedFile(f.filename, status, previous, patch, base_text, head_text, head_err or base_err)
 
-    async def _master_configs(self, policy: Policy, tree: dict) -> dict[str, str]:
-        paths = sorted(p for p in tree if policy.is_master_config(p))
+    async def _policy_files(self, tip_sha: str, base_sha: str, base_tree: dict, head_tree: dict):
+        """(policy files at the base branch tip, master configs at base, at head), each path -> text."""
+        tip_tree = base_tree if tip_sha == base_sha else await self._tree(tip_sha)
+        policy, _err = Policy.from_yaml((await self._text(tip_tree.get(CONFIG_PATH)))[0])
+        return await asyncio.gather(
+            self._texts(tip_tree, [p for p in tip_tree if policy.is_policy_file(p)]),
+            self._texts(base_tree, [p for p in base_tree if policy.is_master_config(p)]),
+            self._texts(head_tree, [p for p in head_tree if policy.is_master_config(p)]),
+        )
+
+    async def _texts(self, tree: dict, paths: list[str]) -> dict[str, str]:
+        """path -> text of those of `paths` that are text."""
+        paths = sorted(paths)
         texts = await asyncio.gather(*(self._text(tree[p]) for p in paths))
         return {p: t for p, (t, _e) in zip(paths, texts) if t is not None}
 
-    async def _workflow_run(self, run_id: int, with_artifacts: bool = False) -> WorkflowRun | None:
+    async def _runs(self, commit_shas: list[str]) -> tuple[list[CheckRun], tuple[WorkflowRun, ...]]:
+        """The check runs on the PR's commits, and the workflow runs they belong to."""
         rest = self.gh.rest
+        run_lists = await asyncio.gather(*(
+            self._pages(f"check runs of {sha[:12]}", rest.checks.async_list_for_ref, self.owner, self.name, sha,
+                        key="check_runs", filter_="all") for sha in commit_shas))
+        check_runs = sorted((_check_run(c) for runs in run_lists for c in runs),
+                            key=lambda c: (c.head_sha, c.name, c.id))
+        run_ids = sorted({c.run_id for c in check_runs if c.run_id is not None})
+        workflow_runs = await asyncio.gather(*(self._workflow_run(i) for i in run_ids))
+        return check_runs, tuple(w for w in workflow_runs if w is not None)
+
+    async def _workflow_run(self, run_id: int) -> WorkflowRun | None:
+        """The run's record, without its artifacts; None when GitHub does not know it."""
+        return await self._once(("run", run_id), lambda: self._read_workflow_run(run_id))
+
+    async def _read_workflow_run(self, run_id: int) -> WorkflowRun | None:
         try:
-            run = await self._parsed(f"workflow run {run_id}", rest.actions.async_get_workflow_run,
+            run = await self._parsed(f"workflow run {run_id}", self.gh.rest.actions.async_get_workflow_run,
                                      self.owner, self.name, run_id)
         except GitHubError as exc:
             if exc.status == 404:
                 return None
             raise
-        found: list = []
-        if with_artifacts:
-            found = await self._pages(f"artifacts of run {run_id}", rest.actions.async_list_workflow_run_artifacts,
-                                      self.owner, self.name, run_id, key="artifacts")
         return WorkflowRun(
             id=run.id, name=run.name or "", path=run.path, event=run.event, head_sha=run.head_sha,
             status=str(run.status or ""), conclusion=run.conclusion, run_attempt=int(run.run_attempt or 1),
-            pull_requests=tuple(p.number for p in run.pull_requests or ()),
-            artifacts=tuple(Artifact(a.id, a.name, bool(a.expired), int(a.size_in_bytes or 0)) for a in found),
-            url=run.html_url,
+            pull_requests=tuple(p.number for p in run.pull_requests or ()), url=run.html_url,
         )
+
+    async def _artifacts_of(self, run_id: int) -> tuple[Artifact, ...]:
+        found = await self._once(("artifacts", run_id), lambda: self._pages(
+            f"artifacts of run {run_id}", self.gh.rest.actions.async_list_workflow_run_artifacts,
+            self.owner, self.name, run_id, key="artifacts"))
+        return tuple(Artifact(a.id, a.name, bool(a.expired), int(a.size_in_bytes or 0)) for a in found)
 
     # --- second round: what the checks asked for ------------------------------
 
     async def _with_evidence(self, snap: Snapshot, want: Wanted) -> Snapshot:
         policy, _err = Policy.from_yaml(snap.policy.get(CONFIG_PATH))
-        files = await asyncio.gather(*(self._contents(path, sha) for sha, path in want.files))
-        extra: dict[str, dict[str, str | None]] = {}
-        for (sha, path), text in zip(want.files, files):
-            extra.setdefault(sha, {})[path] = text
-
-        runs = await asyncio.gather(*(self._workflow_run(i, with_artifacts=True) for i in want.runs))
-        by_id = {r.id: r for r in snap.workflow_runs}
-        for run in runs:
-            if run is not None:
-                by_id[run.id] = run  # the fuller record, with artifacts
         prefixes = policy.eval_artifact_prefixes + policy.bmk_artifact_prefixes
-        wanted_artifacts = [(run.id, a) for run in runs if run is not None for a in run.artifacts
-                            if a.name.startswith(prefixes)]
-        unpacked = await asyncio.gather(*(self._artifact(run_id, a) for run_id, a in wanted_artifacts))
-
-        upstream, teams, permissions = await asyncio.gather(
+        files, runs, upstream, teams, permissions = await asyncio.gather(
+            asyncio.gather(*(self._contents(path, sha) for sha, path in want.files)),
+            asyncio.gather(*(self._run_evidence(i, prefixes) for i in want.runs)),
             asyncio.gather(*(self._upstream(t) for t in want.upstream)),
             asyncio.gather(*(self._membership(team, login) for team, login in want.teams)),
             asyncio.gather(*(self._permission(login) for login in want.permissions)),
         )
+        extra: dict[str, dict[str, str | None]] = {}
+        for (sha, path), text in zip(want.files, files):
+            extra.setdefault(sha, {})[path] = text
+        by_id = {r.id: r for r in snap.workflow_runs}
+        unpacked: list[ArtifactFiles] = []
+        for run, artifacts in runs:
+            if run is not None:
+                by_id[run.id] = run  # the fuller record, with artifacts
+                unpacked += artifacts
         team_map: dict[str, tuple[str, ...]] = {}
         for (team, login), member in zip(want.teams, teams):
             if member is None:
@@ -316,7 +360,19 @@ class Gatherer:
             collaborators=frozen_map({login: p for login, p in zip(want.permissions, permissions)}),
         )
 
+    async def _run_evidence(self, run_id: int, prefixes: tuple[str, ...]) -> tuple[WorkflowRun | None, list]:
+        """A workflow run with its artifacts listed, and its eval and benchmark artifacts unpacked."""
+        run = await self._workflow_run(run_id)
+        if run is None:
+            return None, []
+        run = replace(run, artifacts=await self._artifacts_of(run_id))
+        wanted_artifacts = [a for a in run.artifacts if a.name.startswith(prefixes)]
+        return run, list(await asyncio.gather(*(self._artifact(run_id, a) for a in wanted_artifacts)))
+
     async def _artifact(self, run_id: int, artifact: Artifact) -> ArtifactFiles:
+        return await self._once(("artifact", artifact.id), lambda: self._read_artifact(run_id, artifact))
+
+    async def _read_artifact(self, run_id: int, artifact: Artifact) -> ArtifactFiles:
         if artifact.expired:
             return ArtifactFiles(artifact.id, artifact.name, run_id, error="artifact expired")
         if artifact.size_in_bytes > artifact_zip.MAX_ZIP_BYTES:
@@ -329,6 +385,9 @@ class Gatherer:
         return ArtifactFiles(artifact.id, artifact.name, run_id, frozen_map(files), error)
 
     async def _upstream(self, target: UpstreamTarget) -> UpstreamDoc:
+        return await self._once(("upstream", target), lambda: self._read_upstream(target))
+
+    async def _read_upstream(self, target: UpstreamTarget) -> UpstreamDoc:
         try:
             if target.kind == "pull":
                 return await self._upstream_pull(target)
@@ -382,6 +441,9 @@ class Gatherer:
 
     async def _membership(self, team: str, login: str) -> bool | None:
         """True/False when GitHub says whether `login` is in `team`; None when it will not say."""
+        return await self._once(("member", team, login), lambda: self._read_membership(team, login))
+
+    async def _read_membership(self, team: str, login: str) -> bool | None:
         org, _, slug = team.partition("/")
         try:
             m = await self._parsed(f"membership of {login} in {team}", self.gh.rest.teams.async_get_membership_for_user_in_org,
@@ -395,6 +457,9 @@ class Gatherer:
         return str(m.state) == "active"
 
     async def _permission(self, login: str) -> str:
+        return await self._once(("permission", login), lambda: self._read_permission(login))
+
+    async def _read_permission(self, login: str) -> str:
         try:
             p = await self._parsed(f"permission of {login}", self.gh.rest.repos.async_get_collaborator_permission_level,
                                    self.owner, self.name, login)
