@@ -61,7 +61,7 @@ _SHOWN = 3
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*)$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^()]*\)")  # no nesting: linear, even on "[[[[..." or "[a](" * n
 _URL = re.compile(r"https?://\S+")
 _NON_WORD = re.compile(r"[\W_]+")
 # Function words long enough to be stems but saying nothing about an item.

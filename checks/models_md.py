@@ -49,7 +49,7 @@ _PRECISION = re.compile(r"\ball\s+([a-z0-9]+)\s+recipes\b", re.IGNORECASE)
 _ARM = re.compile(r"\bnon-[a-z0-9][\w.-]*", re.IGNORECASE)
 _PAREN_PREFIX = re.compile(r"\(`([^`]+)`\)")
 _TICKED = re.compile(r"`([^`]+)`")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^()]*\)")  # no nesting: linear, even on "[[[[..." or "[a](" * n
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*`(])")
 _NOT_ENACTED = re.compile(r"^status:\s*not yet enacted", re.IGNORECASE)

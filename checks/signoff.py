@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from .snapshot import Comment
 
 _ITEM = re.compile(r"^(?P<indent>[ \t]*)[-*+]\s+\[(?P<mark>[ xX])\]\s*(?P<text>.*)$")
-_DETAIL = re.compile(r"^\s*(?:#+\s*)?\**\s*additional detail section\s*:?\s*\**\s*:?\s*$", re.IGNORECASE)
+_DETAIL = "additional detail section"
 _SIGNED = re.compile(r"^\s*\**signed\**\s*:", re.IGNORECASE)
 _URL = re.compile(r"https?://[^\s<>()\[\]`\"']+")
 
@@ -76,7 +76,7 @@ def parse(comment: Comment) -> SignOff:
     detail_end = len(lines)
     for n, line in enumerate(lines):
         if detail_start is None:
-            if _DETAIL.match(line):
+            if is_detail_heading(line):
                 detail_start = n + 1
                 continue
             m = _ITEM.match(line)
@@ -88,6 +88,27 @@ def parse(comment: Comment) -> SignOff:
             break
     detail = "\n".join(lines[detail_start:detail_end]).strip() if detail_start is not None else ""
     return SignOff(comment, tuple(items), detail, detail_start is not None)
+
+
+def is_detail_heading(line: str) -> bool:
+    """Whether `line` is the "Additional detail section" heading: optional `#`s, `*`s and colons around the
+    words (`### Additional detail section:`, `**Additional detail section**:`), any case.
+
+    Plain string operations, not a regular expression: the obvious pattern, with whitespace allowed
+    between each optional mark, backtracks for minutes on a line of a few thousand spaces.
+    """
+    before, found, after = line.lower().partition(_DETAIL)
+    if not found:
+        return False
+    before = before.strip()
+    if before.startswith("#"):
+        before = before.lstrip("#").lstrip()
+    after = after.strip()
+    if after.startswith(":"):
+        after = after[1:].lstrip()
+    if after.endswith(":"):
+        after = after[:-1].rstrip()
+    return not before.strip("*") and not after.strip("*")
 
 
 def links(text: str) -> tuple[str, ...]:
