@@ -469,6 +469,7 @@ class _Parser:
             self.i += 1
             negate = True
         node = self.command(stops, stop_ops)
+        commands = [node]
         while True:
             tok = self._peek()
             if tok is None or tok.kind != "op" or tok.op not in ("|", "|&"):
@@ -476,9 +477,11 @@ class _Parser:
             self.i += 1
             while self._peek() is not None and self._peek().kind == "nl":
                 self.i += 1
-            nxt = self.command(stops, stop_ops)
-            # The last command of a pipeline decides its status; earlier ones still run.
-            node = _Group(tuple(n for n in (node, nxt) if n is not None))
+            commands.append(self.command(stops, stop_ops))
+        if len(commands) > 1:
+            # The last command of a pipeline decides its status; earlier ones still run. One flat group:
+            # nesting a group per `|` made a script of 10,000 pipes recurse past Python's limit.
+            node = _Group(tuple(n for n in commands if n is not None))
         return _Not(node) if negate and node is not None else node
 
     def command(self, stops: frozenset[str], stop_ops: frozenset[str]) -> _Node | None:
