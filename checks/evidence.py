@@ -4,7 +4,9 @@ Gathering runs in two rounds. The app first builds a snapshot of the PR
 (files, comments, commits, check runs, policy files, master configs); then
 it asks `wanted(snapshot)` which further evidence the checks name, fetches
 exactly that, and builds the final snapshot. Each check module may define
-`wants(ctx) -> Wanted`; this module merges them.
+`wants(ctx) -> Wanted`; this module merges them. A `wants` that raises asks
+for nothing: gathering goes on, and the check, raising again when the engine
+runs it, fails closed with the error (`checks.engine.run_check`).
 """
 
 from __future__ import annotations
@@ -62,6 +64,11 @@ def wanted(snap, modules=None) -> Wanted:
     total = Wanted()
     for module in modules:
         wants = getattr(module, "wants", None)
-        if wants is not None:
-            total = total | wants(ctx)
+        if wants is None:
+            continue
+        try:
+            more = wants(ctx)
+        except Exception:  # noqa: BLE001 - a bug on hostile input: the check fails closed when it runs
+            more = Wanted()
+        total = total | more
     return total
