@@ -375,10 +375,9 @@ class Gatherer:
     async def _read_artifact(self, run_id: int, artifact: Artifact) -> ArtifactFiles:
         if artifact.expired:
             return ArtifactFiles(artifact.id, artifact.name, run_id, error="artifact expired")
-        if artifact.size_in_bytes > artifact_zip.MAX_ZIP_BYTES:
-            return ArtifactFiles(artifact.id, artifact.name, run_id,
-                                 error=f"artifact is {artifact.size_in_bytes:,} bytes, over the "
-                                       f"{artifact_zip.MAX_ZIP_BYTES:,}-byte cap")
+        too_big = artifact_zip.oversize(artifact.size_in_bytes)
+        if too_big:
+            return ArtifactFiles(artifact.id, artifact.name, run_id, error=too_big)
         resp = await self._call(f"artifact {artifact.id}", self.gh.rest.actions.async_download_artifact,
                                 self.owner, self.name, artifact.id, "zip")
         files, error = artifact_zip.unpack(resp.content)
