@@ -28,6 +28,7 @@ from checks.snapshot import (
     frozen_map,
 )
 
+from . import artifacts as artifact_zip
 from .files import NOT_FOLLOWED, decode_text
 from .world import Commit, Repo, World, diff_trees
 
@@ -203,7 +204,7 @@ def _workflow_run(world: World, repo: str, r: dict, with_artifacts: bool = False
         run_attempt=int(r.get("run_attempt") or 1),
         pull_requests=tuple(r.get("pull_requests") or ()),
         artifacts=tuple(Artifact(int(a["id"]), a["name"], bool(a.get("expired", False)),
-                                 sum(len(b) for b in world.artifact_files(int(a["id"])).values()))
+                                 world.artifact_size(int(a["id"])))
                         for a in (r.get("artifacts") or [] if with_artifacts else [])),
         url=run_url(repo, int(r["id"])),
     )
@@ -228,6 +229,10 @@ def _with_evidence(world: World, repo: Repo, snap: Snapshot, want: Wanted) -> Sn
         run = runs.get(run_id)
         for a in run.artifacts if run else ():
             if not a.name.startswith(prefixes):
+                continue
+            archive = _archive_files(world, run_id, a)
+            if archive is not None:
+                artifacts.append(archive)
                 continue
             files = {}
             for name, data in world.artifact_files(a.id).items():
@@ -255,6 +260,21 @@ def _with_evidence(world: World, repo: Repo, snap: Snapshot, want: Wanted) -> Sn
         teams=frozen_map(teams),
         collaborators=frozen_map(collaborators),
     )
+
+
+def _archive_files(world: World, run_id: int, a: Artifact) -> ArtifactFiles | None:
+    """A prebuilt archive read as gather reads a download (expiry, size cap, `app.artifacts.unpack`);
+    None for an artifact built from its files."""
+    path = world.archive_path(a.id)
+    if path is None:
+        return None
+    if a.expired:
+        return ArtifactFiles(a.id, a.name, run_id, error="artifact expired")
+    too_big = artifact_zip.oversize(a.size_in_bytes)
+    if too_big:
+        return ArtifactFiles(a.id, a.name, run_id, error=too_big)
+    files, error = artifact_zip.unpack(path.read_bytes())
+    return ArtifactFiles(a.id, a.name, run_id, frozen_map(files), error)
 
 
 def _upstream(world: World, target: UpstreamTarget) -> UpstreamDoc:

@@ -1,7 +1,9 @@
 """World fixtures (see WORLD_FORMAT.md): GitHub's state for some pull requests, on disk.
 
 `World.load(dir)` reads `world.yaml` and serves file contents of commits from
-`trees/<name>/` and artifact files from `artifacts/<id>/`, lazily and read-only.
+`trees/<name>/` and artifact files from `artifacts/<id>/`, lazily and read-only;
+`artifacts/<id>.zip`, when present, is the artifact's archive as served, byte
+for byte (for archives no well-behaved upload makes: zip bombs, `../` entries).
 A symlink in a tree is a git symbolic link (mode 120000: its content is the
 target path, never the target's content); links are never followed, so a world
 cannot make the fake serve a file from outside it.
@@ -132,6 +134,16 @@ class World:
                     if not full.is_symlink():
                         files[full.relative_to(base).as_posix()] = full.read_bytes()
         return dict(sorted(files.items()))
+
+    def archive_path(self, artifact_id: int) -> Path | None:
+        """The artifact's prebuilt zip (`artifacts/<id>.zip`), or None when it is built from its files."""
+        path = self.root / "artifacts" / f"{artifact_id}.zip"
+        return path if path.is_file() and not path.is_symlink() else None
+
+    def artifact_size(self, artifact_id: int) -> int:
+        """The size GitHub reports: the prebuilt zip's bytes (without reading them), else the files' total."""
+        path = self.archive_path(artifact_id)
+        return path.stat().st_size if path else sum(len(b) for b in self.artifact_files(artifact_id).values())
 
     def pull_repo(self, number: int | None = None) -> tuple[Repo, dict[str, Any]]:
         """The repository and pull request to verify: `number`, or the world's only PR with an installation."""

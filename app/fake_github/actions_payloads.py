@@ -125,7 +125,7 @@ def artifact(site: Site, repo: RepoState, ref: ArtifactRef) -> dict[str, Any]:
     created = run_times(site, repo, ref.run_id)[1]
     return {
         "id": aid, "node_id": node_id("Artifact", aid), "name": ref.data["name"],
-        "size_in_bytes": sum(len(b) for b in ref.world.artifact_files(aid).values()),
+        "size_in_bytes": ref.world.artifact_size(aid),
         "url": f"{api}/actions/artifacts/{aid}", "archive_download_url": f"{api}/actions/artifacts/{aid}/zip",
         "expired": bool(ref.data.get("expired", False)), "created_at": created, "updated_at": created,
         "expires_at": iso(parse_time(created) + ARTIFACT_RETENTION),

@@ -1,8 +1,9 @@
 """GitHub Actions routes: workflow runs, their artifacts, and artifact downloads.
 
 `GET .../actions/artifacts/{id}/zip` answers 302 to a download URL on this
-server, as GitHub redirects to blob storage; the download serves a zip built
-in memory from the world's `artifacts/<id>/` files. Expired artifacts answer 410.
+server, as GitHub redirects to blob storage; the download serves the world's
+`artifacts/<id>.zip` as it is, else a zip built in memory from its
+`artifacts/<id>/` files. Expired artifacts answer 410.
 """
 
 from __future__ import annotations
@@ -105,5 +106,7 @@ def download(ctx: C, token: str):
         raise not_found()
     owner, name = target[0].split("/")
     ref = _artifact(repo_of(ctx, owner, name), target[1])
-    return Response(artifact_zip(ref.world.artifact_files(target[1])), media_type="application/zip",
+    archive = ref.world.archive_path(target[1])
+    data = archive.read_bytes() if archive else artifact_zip(ref.world.artifact_files(target[1]))
+    return Response(data, media_type="application/zip",
                     headers={"Content-Disposition": f"attachment; filename={ref.data['name']}.zip"})
