@@ -272,6 +272,8 @@ def _json_rows(text: str, where: str) -> list[dict]:
         data = json.loads(text)
     except ValueError as exc:
         raise _Fail(f"{where} is not valid JSON ({exc}); {FIX_RERUN}") from None
+    except RecursionError:
+        raise _Fail(f"{where} nests arrays or objects too deeply to read; {FIX_RERUN}") from None
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise _Fail(f"{where} is not a JSON list of row objects; {FIX_RERUN}")
     return data

@@ -195,7 +195,7 @@ def canonical(key: str, value: str, precision: str = "") -> str:
     if low[:1] in "{[":
         try:
             return json.dumps(json.loads(v), sort_keys=True, separators=(",", ":")).lower()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
             return low
     if key == "speculative.method" and low.endswith("mtp"):
         return "mtp"  # deepseek_mtp, qwen3_next_mtp, ... are vLLM's names for its MTP method
@@ -344,7 +344,7 @@ def _json_keys(values: tuple[str | None, ...]) -> dict[str, tuple[str | None, ..
 def _json_object(text: str) -> dict | None:
     try:
         obj = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
         # A config with an unexpanded variable: keep its readable "key": value pairs.
         pairs = re.findall(r'"([\w.-]+)"\s*:\s*("(?:[^"\\]|\\.)*"|[^,{}\s]+)', text)
         return {k: v[1:-1] if v.startswith('"') else v for k, v in pairs} or None
