@@ -24,7 +24,13 @@ from githubkit.exception import GitHubException, RateLimitExceeded, RequestFaile
 
 from .etags import ConditionalTransport, EtagStore
 
-DEFAULT_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
+
+def http_timeout(seconds: float) -> httpx.Timeout:
+    """`seconds` for a call to answer, of which connecting may take at most 5."""
+    return httpx.Timeout(seconds, connect=min(5.0, seconds))
+
+
+DEFAULT_TIMEOUT = http_timeout(15.0)
 USER_AGENT = "signoff-bot"
 
 
@@ -103,14 +109,17 @@ def client(auth, base_url: str, stats: CallStats | None = None, timeout: httpx.T
     )
 
 
-def app_client(app_id: int | str, private_key: str, base_url: str, stats: CallStats | None = None) -> GitHub:
-    return client(AppAuthStrategy(str(app_id), private_key), base_url, stats)
+def app_client(app_id: int | str, private_key: str, base_url: str, stats: CallStats | None = None,
+               timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> GitHub:
+    return client(AppAuthStrategy(str(app_id), private_key), base_url, stats, timeout)
 
 
 def installation_client(app_id: int | str, private_key: str, installation_id: int, base_url: str,
-                        stats: CallStats | None = None) -> GitHub:
+                        stats: CallStats | None = None, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> GitHub:
     """A client acting as the app's installation; githubkit caches the token until shortly before expiry."""
-    return client(AppInstallationAuthStrategy(str(app_id), private_key, installation_id), base_url, stats)
+    return client(AppInstallationAuthStrategy(str(app_id), private_key, installation_id), base_url, stats, timeout)
+
+
 
 
 def token_client(token: str, base_url: str, stats: CallStats | None = None) -> GitHub:

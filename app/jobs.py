@@ -20,6 +20,7 @@ import base64
 import hashlib
 import logging
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -35,7 +36,7 @@ from checks.policy import CONFIG_PATH, Policy
 from checks.snapshot import Snapshot
 
 from .gather import Gatherer
-from .github import CallStats, GitHubError, as_github_error, installation_client
+from .github import CallStats, GitHubError, as_github_error, http_timeout, installation_client
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
 from .settings import Settings
@@ -45,6 +46,11 @@ log = logging.getLogger("signoff_bot.jobs")
 
 ACK_TAG = "<!-- signoff-bot ack {comment_id} -->"
 WRITE = ("admin", "maintain", "write")
+JOB_HEADER = "X-Signoff-Bot-Job"
+# "<job id>@<worker>" of the job a worker is running, sent with each of its GitHub calls so that
+# a proxy or the fake GitHub can tell which job made a call (the logs carry the same job id).
+current_job: ContextVar[str | None] = ContextVar("signoff_bot_job", default=None)
+
 
 
 class MetricsStats(CallStats):
@@ -55,6 +61,9 @@ class MetricsStats(CallStats):
     async def on_request(self, request) -> None:
         await super().on_request(request)
         self.metrics.github_calls.inc()
+        job = current_job.get()
+        if job is not None:
+            request.headers[JOB_HEADER] = job
 
     async def on_response(self, response) -> None:
         await super().on_response(response)
@@ -76,7 +85,7 @@ class Clients:
         if installation_id not in self._clients:
             self._clients[installation_id] = installation_client(
                 self.settings.app_id, self.settings.private_key, installation_id, self.settings.github_url,
-                MetricsStats(self.metrics))
+                MetricsStats(self.metrics), http_timeout(self.settings.http_timeout))
         return self._clients[installation_id]
 
 

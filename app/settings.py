@@ -26,6 +26,7 @@ class Settings:
     reconcile_seconds: float = 600.0
     job_budget_seconds: float = 900.0
     max_attempts: int = 8
+    http_timeout: float = 15.0  # seconds a GitHub call may take to answer (connecting: at most 5)
 
     def __repr__(self) -> str:  # never print secrets
         return f"Settings(app_id={self.app_id}, github_url={self.github_url!r}, db_path={self.db_path!r})"
@@ -74,7 +75,8 @@ class Settings:
                                        ("SIGNOFF_BOT_LEASE_SECONDS", "lease_seconds", float),
                                        ("SIGNOFF_BOT_RECONCILE_SECONDS", "reconcile_seconds", float),
                                        ("SIGNOFF_BOT_JOB_BUDGET_SECONDS", "job_budget_seconds", float),
-                                       ("SIGNOFF_BOT_MAX_ATTEMPTS", "max_attempts", int)):
+                                       ("SIGNOFF_BOT_MAX_ATTEMPTS", "max_attempts", int),
+                                       ("SIGNOFF_BOT_HTTP_TIMEOUT", "http_timeout", float)):
             if name in env:
                 try:
                     value = kind(env[name])

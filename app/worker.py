@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 import uuid
 
 from githubkit import GitHub
 
-from .github import GitHubError, app_client
-from .jobs import Clients, JobRunner
+from .github import GitHubError, app_client, http_timeout
+from .jobs import Clients, JobRunner, current_job
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Publisher
 from .settings import Settings
@@ -35,7 +36,7 @@ class Worker:
         self.store = store
         self.runner = runner
         self.metrics = metrics
-        self.owner = name or f"worker-{uuid.uuid4().hex[:12]}"
+        self.owner = name or f"worker-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
     async def run_forever(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -53,6 +54,13 @@ class Worker:
             await self.process(job)
 
     async def process(self, job: Job) -> None:
+        tag = current_job.set(f"{job.id}@{self.owner}")
+        try:
+            await self._process(job)
+        finally:
+            current_job.reset(tag)
+
+    async def _process(self, job: Job) -> None:
         extra = {"job": job.id, "kind": job.kind, "repo": job.repo, "pr": job.pr,
                  "delivery": job.payload.get("delivery")}
         if time.time() - job.created_at > self.settings.job_budget_seconds:
@@ -122,7 +130,8 @@ class Reconciler:
 
     def app(self) -> GitHub:
         if self._app is None:
-            self._app = app_client(self.settings.app_id, self.settings.private_key, self.settings.github_url)
+            self._app = app_client(self.settings.app_id, self.settings.private_key, self.settings.github_url,
+                                   timeout=http_timeout(self.settings.http_timeout))
         return self._app
 
     async def run_forever(self, stop: asyncio.Event) -> None:
