@@ -52,7 +52,6 @@ JOB_HEADER = "X-Signoff-Bot-Job"
 current_job: ContextVar[str | None] = ContextVar("signoff_bot_job", default=None)
 
 
-
 class MetricsStats(CallStats):
     def __init__(self, metrics: Metrics):
         super().__init__()
@@ -345,12 +344,15 @@ class JobRunner:
         # A push landed while verifying: the result belongs to the old head only; the sticky comment waits.
         sticky = current.head.sha == snap.pr.head_sha
         published = await publisher.verdict(snap, verdict, policy, sticky=sticky)
-        self.store.record_verdict(job.repo, job.pr, snap.pr.head_sha, verdict.label, snapshot_fingerprint(snap))
-        self.store.append_audit({
+        decided = self.store.record_decision(job, snap.pr.head_sha, verdict.label, snapshot_fingerprint(snap), {
             "delivery": job.payload.get("delivery"), "repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
             "inputs_digest": inputs_digest(snap), "verdict": verdict.label,
-            "published": _published_record(published, job.payload.get("reason", "")),
+            "published": _published_record(published, job.payload.get("reason", ""), job.id),
         })
+        if not decided:
+            log.warning("lease lost before the verdict was recorded; the job runs again",
+                        extra={"repo": job.repo, "pr": job.pr, "job": job.id})
+            return
         self.metrics.verification_seconds.observe(time.monotonic() - started)
         log.info("verified", extra={"repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
                                     "verdict": verdict.label, "job": job.id})
@@ -414,7 +416,7 @@ class JobRunner:
         await publisher.resolve_fixed(snap, {finding_key(f) for f in findings})
 
 
-def _published_record(p: Published, reason: str) -> dict[str, Any]:
-    return {"reason": reason, "comment_id": p.comment_id, "comment": p.comment_action,
+def _published_record(p: Published, reason: str, job_id: int) -> dict[str, Any]:
+    return {"reason": reason, "job": job_id, "comment_id": p.comment_id, "comment": p.comment_action,
             "check_run_id": p.check_run_id, "status": p.status_state, "review_id": p.review_id,
             "inline_comments": p.inline_comments, "writes": p.writes}

@@ -13,6 +13,8 @@ Guarantees the rest of the app relies on:
   burst of events for one PR yields one more verification, of the newest head;
 - a PR has at most one running job at a time across all processes;
 - a job's lease expires if its worker dies (kill -9), and the job runs again;
+- a verification's decision (its verdict and audit record) is recorded together
+  with the end of its job, so a job that runs again after a crash records it once;
 - the audit table is append-only (triggers refuse UPDATE and DELETE).
 """
 
@@ -104,6 +106,7 @@ class Job:
     payload: dict[str, Any]
     attempts: int
     created_at: float
+    owner: str = ""  # the worker holding the lease
 
 
 class Store(Protocol):
@@ -120,6 +123,8 @@ class Store(Protocol):
     def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None: ...
     def last_verdict(self, repo: str, pr: int) -> dict | None: ...
     def append_audit(self, record: dict[str, Any]) -> None: ...
+    def record_decision(self, job: Job, head_sha: str, label: str, fingerprint: str,
+                        audit: dict[str, Any]) -> bool: ...
     def audit(self, repo: str | None = None, pr: int | None = None) -> list[dict]: ...
     def ping(self) -> None: ...
 
@@ -218,7 +223,7 @@ class SqliteStore:
             db.execute("UPDATE jobs SET state='running', lease_owner=?, lease_until=?, attempts=attempts+1, "
                        "updated_at=? WHERE id=?", (owner, now + lease_seconds, now, row["id"]))
             return Job(row["id"], row["kind"], row["repo"], row["pr"], row["key"], row["installation_id"],
-                       json.loads(row["payload"]), row["attempts"] + 1, row["created_at"])
+                       json.loads(row["payload"]), row["attempts"] + 1, row["created_at"], owner)
 
         return self._tx(run)
 
@@ -266,10 +271,14 @@ class SqliteStore:
 
     def record_verdict(self, repo: str, pr: int, head_sha: str, label: str, fingerprint: str = "") -> None:
         now = self.clock()
-        self._tx(lambda db: db.execute(
-            "INSERT INTO verdicts (repo, pr, head_sha, label, fingerprint, at) VALUES (?,?,?,?,?,?) "
-            "ON CONFLICT (repo, pr, head_sha) DO UPDATE SET label=excluded.label, "
-            "fingerprint=excluded.fingerprint, at=excluded.at", (repo, pr, head_sha, label, fingerprint, now)))
+        self._tx(lambda db: self._verdict(db, repo, pr, head_sha, label, fingerprint, now))
+
+    @staticmethod
+    def _verdict(db: sqlite3.Connection, repo: str, pr: int, head_sha: str, label: str, fingerprint: str,
+                 now: float) -> None:
+        db.execute("INSERT INTO verdicts (repo, pr, head_sha, label, fingerprint, at) VALUES (?,?,?,?,?,?) "
+                   "ON CONFLICT (repo, pr, head_sha) DO UPDATE SET label=excluded.label, "
+                   "fingerprint=excluded.fingerprint, at=excluded.at", (repo, pr, head_sha, label, fingerprint, now))
 
     def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None:
         rows = self._read("SELECT * FROM verdicts WHERE repo=? AND pr=? AND head_sha=?", (repo, pr, head_sha))
@@ -282,11 +291,34 @@ class SqliteStore:
 
     def append_audit(self, record: dict[str, Any]) -> None:
         now = self.clock()
-        self._tx(lambda db: db.execute(
-            "INSERT INTO audit (at, delivery, repo, pr, head_sha, inputs_digest, verdict, published) "
-            "VALUES (?,?,?,?,?,?,?,?)",
-            (now, record.get("delivery"), record["repo"], record["pr"], record["head_sha"],
-             record["inputs_digest"], record["verdict"], json.dumps(record.get("published", {}), sort_keys=True))))
+        self._tx(lambda db: self._audit(db, record, now))
+
+    @staticmethod
+    def _audit(db: sqlite3.Connection, record: dict[str, Any], now: float) -> None:
+        db.execute("INSERT INTO audit (at, delivery, repo, pr, head_sha, inputs_digest, verdict, published) "
+                   "VALUES (?,?,?,?,?,?,?,?)",
+                   (now, record.get("delivery"), record["repo"], record["pr"], record["head_sha"],
+                    record["inputs_digest"], record["verdict"], json.dumps(record.get("published", {}), sort_keys=True)))
+
+    def record_decision(self, job: Job, head_sha: str, label: str, fingerprint: str,
+                        audit: dict[str, Any]) -> bool:
+        """Record a verification's verdict and audit record and end its job `done`, in one transaction,
+        if the job's worker still holds its lease. False when it lost the lease: the job runs again
+        elsewhere and records its own decision. A worker killed before this has its job run again; one
+        killed after it has nothing left to redo, so no job's decision is recorded twice."""
+        now = self.clock()
+
+        def run(db: sqlite3.Connection) -> bool:
+            ended = db.execute("UPDATE jobs SET state='done', last_error=NULL, lease_owner=NULL, lease_until=NULL, "
+                               "updated_at=? WHERE id=? AND lease_owner=? AND state='running'",
+                               (now, job.id, job.owner)).rowcount
+            if not ended:
+                return False
+            self._verdict(db, job.repo, job.pr, head_sha, label, fingerprint, now)
+            self._audit(db, audit, now)
+            return True
+
+        return bool(self._tx(run))
 
     def audit(self, repo: str | None = None, pr: int | None = None) -> list[dict]:
         sql, args = "SELECT * FROM audit WHERE 1=1", []

@@ -111,6 +111,22 @@ def test_the_audit_trail_is_append_only(store, tmp_path):
         db.execute("DELETE FROM audit")
 
 
+def test_a_decision_ends_its_job_and_is_recorded_once(store, clock):
+    store.enqueue([verify()])
+    dead = store.lease("killed", 30)
+    assert dead.owner == "killed"
+    clock.now += 31  # killed after publishing, before recording: its lease expires, the job runs again
+    again = store.lease("w2", 30)
+    record = {"repo": "o/r", "pr": 1, "head_sha": "a" * 40, "inputs_digest": "d", "verdict": "PASS"}
+    assert not store.record_decision(dead, "a" * 40, "PASS", "fp", record)  # the lease is w2's now
+    assert store.record_decision(again, "a" * 40, "PASS", "fp", record)
+    assert [j["state"] for j in store.jobs()] == ["done"] and store.lease("w3", 30) is None
+    assert store.verdict_for("o/r", 1, "a" * 40)["fingerprint"] == "fp"
+    assert len(store.audit()) == 1
+    assert not store.record_decision(again, "a" * 40, "PASS", "fp", record)  # once only
+    assert len(store.audit()) == 1
+
+
 def test_verdicts_by_head(store):
     store.record_verdict("o/r", 1, "a" * 40, "REJECTED", "fp1")
     store.record_verdict("o/r", 1, "b" * 40, "NO_SIGNOFF")
