@@ -1,9 +1,11 @@
-"""githubkit clients for the bot: explicit timeouts, no in-process retry, counted, conditional requests.
+"""githubkit clients for the bot: explicit timeouts, counted, conditional requests, quick retries (app/backoff.py).
 
-githubkit's defaults sleep and retry inside the caller and wait forever on a
-stuck connection. A worker must not do either: every call here has a
-timeout, and a failure surfaces as `GitHubError` (with `retry_after` when
-GitHub asked us to back off), so the job queue can re-queue with a delay.
+githubkit's defaults sleep inside the caller until a rate limit resets and
+wait forever on a stuck connection. A worker must not do either: every call
+here has a timeout; only an idempotent call that failed in transit is retried
+in place, a few times within seconds; any other failure surfaces as
+`GitHubError` (with `retry_after` when GitHub asked us to back off), so the
+job queue can re-queue with a delay.
 
 Every GET is conditional (app/etags.py), so unchanged answers come back as
 304s, which do not count against the rate limit. Outside `async with gh:`
@@ -22,6 +24,7 @@ import httpx
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.exception import GitHubException, RateLimitExceeded, RequestFailed, RequestTimeout
 
+from .backoff import RetryTransient
 from .etags import ConditionalTransport, EtagStore
 
 
@@ -32,6 +35,7 @@ def http_timeout(seconds: float) -> httpx.Timeout:
 
 DEFAULT_TIMEOUT = http_timeout(15.0)
 USER_AGENT = "signoff-bot"
+RETRY_TRANSIENT = RetryTransient()
 
 
 class GitHubError(Exception):
@@ -101,7 +105,7 @@ def client(auth, base_url: str, stats: CallStats | None = None, timeout: httpx.T
         auth,
         base_url=base_url.rstrip("/") + "/",
         timeout=timeout,
-        auto_retry=False,
+        auto_retry=RETRY_TRANSIENT,
         user_agent=USER_AGENT,
         async_event_hooks=hooks,
         trust_env=False,
