@@ -1,11 +1,12 @@
-"""githubkit clients for the bot: explicit timeouts, counted, conditional requests, quick retries (app/backoff.py).
+"""githubkit clients for the bot: explicit timeouts, counted, conditional requests, backing off (app/backoff.py).
 
 githubkit's defaults sleep inside the caller until a rate limit resets and
 wait forever on a stuck connection. A worker must not do either: every call
 here has a timeout; only an idempotent call that failed in transit is retried
 in place, a few times within seconds; any other failure surfaces as
 `GitHubError` (with `retry_after` when GitHub asked us to back off), so the
-job queue can re-queue with a delay.
+job queue can re-queue with a delay. Once GitHub says the rate limit is
+exhausted, the client makes no call until the reset.
 
 Every GET is conditional (app/etags.py), so unchanged answers come back as
 304s, which do not count against the rate limit. Outside `async with gh:`
@@ -16,7 +17,6 @@ One SSL context serves every client: building one costs ~30 ms of CPU.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -24,7 +24,7 @@ import httpx
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.exception import GitHubException, RateLimitExceeded, RequestFailed, RequestTimeout
 
-from .backoff import RetryTransient
+from .backoff import RateLimitGate, RetryTransient, wait_seconds
 from .etags import ConditionalTransport, EtagStore
 
 
@@ -50,6 +50,11 @@ class GitHubError(Exception):
     def transient(self) -> bool:
         """Worth retrying later: rate limits, server errors, timeouts, dropped connections."""
         return self.retry_after is not None or self.status is None or self.status >= 500
+
+    @property
+    def rate_limited(self) -> bool:
+        """GitHub's rate limit (primary or secondary) is exhausted until `retry_after` seconds from now."""
+        return self.status in (403, 429) and self.retry_after is not None
 
 
 @dataclass
@@ -100,12 +105,15 @@ def _ssl_context():
 
 def client(auth, base_url: str, stats: CallStats | None = None, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> GitHub:
     """A githubkit client for `base_url` (GitHub, GitHub Enterprise or the fake server)."""
-    hooks = {"request": [stats.on_request], "response": [stats.on_response]} if stats else None
+    gate = RateLimitGate(GitHubError)
+    hooks = {"request": [stats.on_request] if stats else [],
+             "response": ([stats.on_response] if stats else []) + [gate.observe]}
     return ConditionalGitHub(
         auth,
         base_url=base_url.rstrip("/") + "/",
         timeout=timeout,
         auto_retry=RETRY_TRANSIENT,
+        throttler=gate,
         user_agent=USER_AGENT,
         async_event_hooks=hooks,
         trust_env=False,
@@ -124,8 +132,6 @@ def installation_client(app_id: int | str, private_key: str, installation_id: in
     return client(AppInstallationAuthStrategy(str(app_id), private_key, installation_id), base_url, stats, timeout)
 
 
-
-
 def token_client(token: str, base_url: str, stats: CallStats | None = None) -> GitHub:
     return client(TokenAuthStrategy(token), base_url, stats)
 
@@ -138,21 +144,9 @@ def as_github_error(exc: Exception, what: str) -> GitHubError:
         return GitHubError(f"{what}: rate limited", exc.response.status_code,
                            max(1.0, exc.retry_after.total_seconds()))
     if isinstance(exc, RequestFailed):
-        response = exc.response
-        status = response.status_code
-        headers = response.raw_response.headers
-        retry_after = None
-        if "retry-after" in headers:
-            try:
-                retry_after = float(headers["retry-after"])
-            except ValueError:
-                retry_after = 60.0
-        elif headers.get("x-ratelimit-remaining") == "0" and status in (403, 429):
-            reset = headers.get("x-ratelimit-reset", "")
-            retry_after = max(1.0, float(reset) - time.time()) if reset.isdigit() else 60.0
-        elif status == 429:
-            retry_after = 60.0
-        return GitHubError(f"{what}: GitHub answered {status}", status, retry_after)
+        status = exc.response.status_code
+        return GitHubError(f"{what}: GitHub answered {status}", status,
+                           wait_seconds(status, exc.response.raw_response.headers))
     if isinstance(exc, RequestTimeout):
         return GitHubError(f"{what}: timed out")
     if isinstance(exc, (httpx.TransportError, GitHubException)):

@@ -1,12 +1,20 @@
-"""Backing off from GitHub (app/backoff.py): which failed calls are retried in place."""
+"""Backing off from GitHub (app/backoff.py): which failed calls are retried in place, how long
+an answer asks us to wait, and the gate that holds every call back until a rate limit resets."""
 
 from __future__ import annotations
+
+import asyncio
+import time
 
 import httpx
 import pytest
 from githubkit.exception import RequestError, RequestFailed, RequestTimeout
 
-from app.backoff import RetryTransient, repeatable
+from app.backoff import RetryTransient, repeatable, wait_seconds
+from app.fake_github import FakeGitHub
+from app.github import GitHubError, as_github_error, token_client
+
+from .conftest import OWN_WORLDS
 
 URL = "https://api.github.com/repos/o/r"
 
@@ -50,3 +58,42 @@ def test_which_failed_calls_are_retried_in_place(exc: Exception, retried: bool) 
 
 def test_repeatable_calls() -> None:
     assert repeatable("GET", "/x") and repeatable("DELETE", "/x") and not repeatable("POST", "/repos/o/r/pulls")
+
+
+def test_how_long_an_answer_asks_us_to_wait() -> None:
+    reset = str(int(time.time()) + 30)
+    assert 28 <= wait_seconds(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset}) <= 30
+    assert wait_seconds(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1"}) == 1.0  # already past
+    assert wait_seconds(429, {"retry-after": "7"}) == 7.0
+    assert wait_seconds(403, {"retry-after": "soon"}) == 60.0
+    assert wait_seconds(429, {}) == 60.0
+    assert wait_seconds(403, {"x-ratelimit-remaining": "12"}) is None  # forbidden, not rate limited
+    assert wait_seconds(502, {}) is None
+    error = as_github_error(failed("GET", "/pulls/1", 403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset}),
+                            "pull #1")
+    assert error.rate_limited and error.transient and 28 <= error.retry_after <= 30
+    assert not as_github_error(failed("GET", "/pulls/1", 403), "pull #1").transient
+
+
+def test_the_gate_sends_nothing_until_the_reset() -> None:
+    with FakeGitHub(OWN_WORLDS / "mini") as fake:
+        gh = token_client("user:alice", fake.url)
+        fake.fault(route="GET /repos/acme/bench", status=429, retry_after=1)
+
+        async def calls() -> tuple[BaseException, BaseException, int, str]:
+            with pytest.raises(GitHubError) as limited:
+                try:
+                    await gh.rest.repos.async_get("acme", "bench")
+                except Exception as exc:  # noqa: BLE001 - githubkit's own exception, described as ours
+                    raise as_github_error(exc, "repo") from None
+            sent = fake.state.ledger.requests  # counted before each answer goes out
+            with pytest.raises(GitHubError) as held:
+                await gh.rest.pulls.async_get("acme", "bench", 7)
+            assert fake.state.ledger.requests == sent  # held back: never sent
+            await asyncio.sleep(max(0.0, gh.config.throttler.until - time.time()))
+            title = (await gh.rest.pulls.async_get("acme", "bench", 7)).parsed_data.title
+            return limited.value, held.value, sent, title
+
+        limited, held, sent, title = asyncio.run(calls())
+        assert limited.rate_limited and held.rate_limited and held.status == 429 and 0 < held.retry_after <= 1
+        assert "rate limited" in str(held) and title and fake.state.ledger.requests == sent + 1
