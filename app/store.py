@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     installation_id INTEGER,
     payload TEXT NOT NULL DEFAULT '{}',
     state TEXT NOT NULL,             -- queued | running | done | failed
-    attempts INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0,  -- failed tries; waits for a rate limit's reset do not count
+    waited REAL NOT NULL DEFAULT 0,       -- seconds spent waiting for rate limits: not charged to the budget
     not_before REAL NOT NULL,
     lease_owner TEXT,
     lease_until REAL,
@@ -107,6 +108,7 @@ class Job:
     attempts: int
     created_at: float
     owner: str = ""  # the worker holding the lease
+    waited: float = 0.0  # seconds this job spent waiting for GitHub's rate limit to reset
 
 
 class Store(Protocol):
@@ -116,7 +118,7 @@ class Store(Protocol):
     def lease(self, owner: str, lease_seconds: float) -> Job | None: ...
     def heartbeat(self, job: Job, owner: str, lease_seconds: float) -> bool: ...
     def complete(self, job: Job, owner: str) -> None: ...
-    def retry(self, job: Job, owner: str, delay: float, error: str) -> None: ...
+    def retry(self, job: Job, owner: str, delay: float, error: str, rate_limited: bool = False) -> None: ...
     def fail(self, job: Job, owner: str, error: str) -> None: ...
     def queue_depth(self) -> int: ...
     def record_verdict(self, repo: str, pr: int, head_sha: str, label: str, fingerprint: str = "") -> None: ...
@@ -143,6 +145,13 @@ class SqliteStore:
         self._db.execute("PRAGMA busy_timeout=30000")
         with self._lock:
             self._db.executescript(SCHEMA)
+        self._tx(self._migrate)
+
+    @staticmethod
+    def _migrate(db: sqlite3.Connection) -> None:
+        """Bring a database made by an older version up to SCHEMA."""
+        if "waited" not in {row["name"] for row in db.execute("PRAGMA table_info(jobs)")}:
+            db.execute("ALTER TABLE jobs ADD COLUMN waited REAL NOT NULL DEFAULT 0")
 
     def close(self) -> None:
         with self._lock:
@@ -223,7 +232,7 @@ class SqliteStore:
             db.execute("UPDATE jobs SET state='running', lease_owner=?, lease_until=?, attempts=attempts+1, "
                        "updated_at=? WHERE id=?", (owner, now + lease_seconds, now, row["id"]))
             return Job(row["id"], row["kind"], row["repo"], row["pr"], row["key"], row["installation_id"],
-                       json.loads(row["payload"]), row["attempts"] + 1, row["created_at"], owner)
+                       json.loads(row["payload"]), row["attempts"] + 1, row["created_at"], owner, row["waited"])
 
         return self._tx(run)
 
@@ -234,7 +243,9 @@ class SqliteStore:
             "UPDATE jobs SET lease_until=?, updated_at=? WHERE id=? AND lease_owner=? AND state='running'",
             (now + lease_seconds, now, job.id, owner)).rowcount))
 
-    def _finish(self, job: Job, owner: str, state: str, error: str | None, not_before: float | None = None) -> None:
+    def _finish(self, job: Job, owner: str, state: str, error: str | None, not_before: float | None = None,
+                waited: float = 0.0) -> None:
+        """End a run of `job`; `waited` > 0: it waits that long for a rate limit, which is not a failed try."""
         now = self.clock()
 
         def run(db: sqlite3.Connection) -> None:
@@ -246,16 +257,17 @@ class SqliteStore:
                            (f"superseded; last error: {error}", now, job.id, owner))
                 return
             db.execute("UPDATE jobs SET state=?, last_error=?, not_before=coalesce(?, not_before), lease_owner=NULL, "
-                       "lease_until=NULL, updated_at=? WHERE id=? AND lease_owner=?",
-                       (state, error, not_before, now, job.id, owner))
+                       "lease_until=NULL, updated_at=?, waited=waited+?, attempts=attempts-? WHERE id=? AND lease_owner=?",
+                       (state, error, not_before, now, waited, int(waited > 0), job.id, owner))
 
         self._tx(run)
 
     def complete(self, job: Job, owner: str) -> None:
         self._finish(job, owner, "done", None)
 
-    def retry(self, job: Job, owner: str, delay: float, error: str) -> None:
-        self._finish(job, owner, "queued", error, self.clock() + delay)
+    def retry(self, job: Job, owner: str, delay: float, error: str, rate_limited: bool = False) -> None:
+        """Run the job again after `delay`; a wait for a rate limit counts neither as a try nor against its budget."""
+        self._finish(job, owner, "queued", error, self.clock() + delay, delay if rate_limited else 0.0)
 
     def fail(self, job: Job, owner: str, error: str) -> None:
         self._finish(job, owner, "failed", error)

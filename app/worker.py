@@ -4,8 +4,10 @@ A worker leases one job at a time and keeps its lease alive while it runs; if
 the process dies the lease expires and any worker runs the job again
 (publishing is idempotent). A transient GitHub failure re-queues the job with
 a delay (GitHub's retry-after or rate-limit reset, else exponential backoff)
-instead of sleeping in the worker. A job that keeps failing, or outlives its
-budget, ends as a failed check run that says why.
+instead of sleeping in the worker. Waiting for a rate limit's reset is not
+failing: it counts neither as an attempt nor against the job's budget. A job
+that keeps failing, or outlives its budget, ends as a failed check run that
+says why.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ class Worker:
     async def _process(self, job: Job) -> None:
         extra = {"job": job.id, "kind": job.kind, "repo": job.repo, "pr": job.pr,
                  "delivery": job.payload.get("delivery")}
-        if time.time() - job.created_at > self.settings.job_budget_seconds:
+        if time.time() - job.created_at - job.waited > self.settings.job_budget_seconds:
             await self._give_up(job, f"the job did not finish within its {self.settings.job_budget_seconds:.0f} s budget")
             return
         task = asyncio.create_task(self.runner.run(job))
@@ -75,9 +77,9 @@ class Worker:
             self.metrics.jobs.labels(job.kind, "abandoned").inc()
             return
         except GitHubError as exc:
-            if exc.transient and job.attempts < self.settings.max_attempts:
+            if exc.transient and (exc.rate_limited or job.attempts < self.settings.max_attempts):
                 delay = exc.retry_after if exc.retry_after is not None else min(300.0, 2.0 ** job.attempts)
-                await asyncio.to_thread(self.store.retry, job, self.owner, delay, str(exc))
+                await asyncio.to_thread(self.store.retry, job, self.owner, delay, str(exc), exc.rate_limited)
                 self.metrics.jobs.labels(job.kind, "retried").inc()
                 log.info("retrying", extra={**extra, "error": str(exc)})
                 return

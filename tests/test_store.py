@@ -127,6 +127,34 @@ def test_a_decision_ends_its_job_and_is_recorded_once(store, clock):
     assert len(store.audit()) == 1
 
 
+def test_a_wait_for_a_rate_limit_is_not_a_failed_try_nor_charged_to_the_budget(store, clock):
+    store.enqueue([verify()])
+    job = store.lease("w1", 30)
+    store.retry(job, "w1", 40, "rate limited", rate_limited=True)
+    assert store.lease("w1", 30) is None
+    clock.now += 40
+    again = store.lease("w1", 30)
+    assert (again.attempts, again.waited) == (1, 40)
+    store.retry(again, "w1", 2, "GitHub answered 502")
+    clock.now += 2
+    assert (lambda j: (j.attempts, j.waited))(store.lease("w1", 30)) == (2, 40)
+
+
+def test_an_older_database_gains_the_waited_column(tmp_path, clock):
+    db = sqlite3.connect(str(tmp_path / "old.db"))
+    db.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, repo TEXT NOT NULL, "
+               "pr INTEGER NOT NULL, key TEXT NOT NULL DEFAULT '', installation_id INTEGER, payload TEXT NOT NULL "
+               "DEFAULT '{}', state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, not_before REAL NOT NULL, "
+               "lease_owner TEXT, lease_until REAL, created_at REAL NOT NULL, updated_at REAL NOT NULL, last_error TEXT)")
+    db.execute("INSERT INTO jobs (kind, repo, pr, state, not_before, created_at, updated_at) "
+               "VALUES ('verify', 'o/r', 1, 'queued', 0, 0, 0)")
+    db.commit()
+    db.close()
+    store = SqliteStore(str(tmp_path / "old.db"), clock=clock)
+    assert store.lease("w1", 30).waited == 0
+    SqliteStore(str(tmp_path / "old.db"), clock=clock)  # opening it again changes nothing
+
+
 def test_verdicts_by_head(store):
     store.record_verdict("o/r", 1, "a" * 40, "REJECTED", "fp1")
     store.record_verdict("o/r", 1, "b" * 40, "NO_SIGNOFF")
