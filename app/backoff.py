@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from datetime import timedelta
-from typing import Any, AsyncGenerator, Callable, Generator, Mapping
+from typing import Any
 
 import httpx
 from githubkit.exception import GitHubException, RateLimitExceeded, RequestError, RequestFailed
