@@ -31,6 +31,11 @@ Deterministic rule:
   green lanes per lane label, and the workflow run(s) behind them.
 - `passing_run` hands Check 2 that commit and the newest workflow run (highest
   run id) behind its green eval lanes.
+- A PR that changes a workflow or a composite action (`.github/workflows/**`,
+  `.github/actions/**`) fails: on `pull_request` GitHub runs the workflows of
+  the PR's own commit, so its check-runs and artifacts would be evidence the
+  PR wrote about itself (a workflow edited to report every lane green). The
+  workflow change merges on its own first, then the sweep vouches for the rest.
 
     passes: head 8c15a0af: `multi-node 8k1k / p1 | ... c1` success,
             `multi-node eval / p1 | ... c128 | eval-only` success,
@@ -154,7 +159,18 @@ def passing_run(ctx: Context) -> tuple[str, int | None] | None:
     return (sweep.sha, sweep.eval_run_id) if sweep else None
 
 
+SELF_ATTESTING = (".github/workflows/", ".github/actions/")
+
+
 def check(ctx: Context) -> CheckResult:
+    own = sorted(f.path for f in ctx.snap.files if f.path.startswith(SELF_ATTESTING)
+                 or (f.previous_path or "").startswith(SELF_ATTESTING))
+    if own:
+        more = f" (+{len(own) - 1} more)" if len(own) > 1 else ""
+        return CheckResult(NUMBER, NAME, Status.FAIL,
+                           f"this PR changes {own[0]}{more}: its sweep ran the PR's own workflows, so their "
+                           f"check-runs and artifacts cannot vouch for it. Merge the workflow change in a PR of "
+                           f"its own first, then re-run the sweep")
     sweep = passing_commit(ctx)
     if sweep is None:
         return CheckResult(NUMBER, NAME, Status.FAIL, f"{ROOT_ISSUE} {_why_not(ctx)}. {FIX}")
