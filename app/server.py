@@ -56,7 +56,6 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
     app.state.store = store
     app.state.metrics = metrics
 
-    @app.post("/webhook")
     async def webhook(request: Request) -> Response:
         event = request.headers.get("x-github-event", "")
         # Until the signature is verified the event name is anyone's: one label per handled event, so
@@ -108,6 +107,10 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
                                     "outcome": outcome})
         return _reply(202, delivery=guid, outcome=outcome, jobs=len(jobs) if fresh else 0,
                       **({"reason": routed.ignored} if routed.ignored else {}))
+
+    # A plain Starlette route: FastAPI's dependency and response-model machinery would cost ~35 µs a
+    # delivery (a tenth of its time) and gives a handler of the raw request nothing.
+    app.add_route("/webhook", webhook, methods=["POST"])
 
     @app.get("/healthz")
     async def healthz() -> Response:
