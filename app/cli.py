@@ -41,8 +41,10 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"signoff-bot serve: {exc}", file=sys.stderr)
         return 2
     setup_logging(settings.log_level)
+    # access_log=False: uvicorn would otherwise turn its access log back on (setup_logging turns it off), a
+    # second log line for every delivery
     uvicorn.run(create_app(settings), host=args.host, port=args.port, log_config=None,
-                log_level=settings.log_level.lower())
+                log_level=settings.log_level.lower(), access_log=False)
     return 0
 
 
