@@ -6,8 +6,8 @@ the process dies the lease expires and any worker runs the job again
 a delay (GitHub's retry-after or rate-limit reset, else exponential backoff)
 instead of sleeping in the worker. Waiting for a rate limit's reset is not
 failing: it counts neither as an attempt nor against the job's budget. A job
-that keeps failing, or outlives its budget, ends as a failed check run that
-says why.
+that keeps failing, or outlives its budget (an attempt still running when the
+budget is spent is stopped), ends as a failed check run that says why.
 """
 
 from __future__ import annotations
@@ -65,13 +65,18 @@ class Worker:
     async def _process(self, job: Job) -> None:
         extra = {"job": job.id, "kind": job.kind, "repo": job.repo, "pr": job.pr,
                  "delivery": job.payload.get("delivery")}
-        if time.time() - job.created_at - job.waited > self.settings.job_budget_seconds:
-            await self._give_up(job, f"the job did not finish within its {self.settings.job_budget_seconds:.0f} s budget")
+        over_budget = f"the job did not finish within its {self.settings.job_budget_seconds:.0f} s budget"
+        left = self.settings.job_budget_seconds - (time.time() - job.created_at - job.waited)
+        if left <= 0:
+            await self._give_up(job, over_budget)
             return
         task = asyncio.create_task(self.runner.run(job))
         keeper = asyncio.create_task(self._keep_lease(job, task))
         try:
-            await task
+            await asyncio.wait_for(task, left)  # an attempt that outlives the budget is stopped, not awaited
+        except asyncio.TimeoutError:
+            await self._give_up(job, over_budget)
+            return
         except asyncio.CancelledError:
             log.warning("lease lost; job abandoned to another worker", extra=extra)
             self.metrics.jobs.labels(job.kind, "abandoned").inc()
