@@ -339,14 +339,18 @@ def test_an_exhausted_rate_limit_is_waited_out_without_calls(tmp_path: Path, lim
             assert [r["conclusion"] for r in all_check_runs(stack, Pull(pr).head)] == ["success"]
 
 
-def test_a_job_that_cannot_finish_within_its_budget_fails_its_check_run_with_the_reason(tmp_path: Path) -> None:
-    """Every tree read fails (502), so no verification of the PR can complete: after its 4 s
-    budget the job ends, and its check run says so."""
+@pytest.mark.parametrize("github", ["failing", "slow"])
+def test_a_job_that_cannot_finish_within_its_budget_fails_its_check_run_with_the_reason(
+        tmp_path: Path, github: str) -> None:
+    """Every tree read fails (502), or answers after 8 s (within the client's timeout): no
+    verification of the PR can finish within its 4 s budget. The job ends when the budget is
+    spent, and its check run says why."""
     pr = 401
     world = build_world(tmp_path / "world", [pr], signed_off=False)
     with running(tmp_path, world, env={"SIGNOFF_BOT_JOB_BUDGET_SECONDS": "4"}) as stack:
         start_unsigned(stack, [pr])
-        add_faults(stack, {"route": "GET /repos/*/git/trees/*", "actor": BOT, "status": 502, "times": 10 ** 6})
+        fault = {"status": 502, "times": 10 ** 6} if github == "failing" else {"delay_ms": 8000, "times": 10 ** 6}
+        add_faults(stack, {"route": "GET /repos/*/git/trees/*", "actor": BOT, **fault})
         sign_off(stack, pr)
         runs = stack.wait(lambda: [r for r in all_check_runs(stack, Pull(pr).head) if r["status"] == "completed"],
                           60, "a completed check run")
