@@ -88,10 +88,12 @@ def _in_scope(ctx: Context, f: ChangedFile) -> bool:
     return f.path.startswith(("benchmarks/", "runners/")) or ctx.policy.is_master_config(f.path)
 
 
-def _lines(path: str, text: str) -> dict[int, ShellLine]:
+def _lines(path: str, text: str, wanted: set[int]) -> dict[int, ShellLine]:
+    """The `wanted` lines; a script's are read in the context of the whole script, other files' alone."""
     if path.endswith((".sh", ".bash")):
         return {ln.number: ln for ln in shell_lines(text)}
-    return {n: ShellLine(n, raw, strip_comment(raw), None, False) for n, raw in enumerate(text.splitlines(), 1)}
+    raw = text.splitlines()
+    return {n: ShellLine(n, raw[n - 1], strip_comment(raw[n - 1]), None, False) for n in wanted if n <= len(raw)}
 
 
 def _override(code: str, variables: dict) -> _Hit | None:
@@ -137,7 +139,7 @@ def _scan(ctx: Context, f: ChangedFile) -> list[_Hit]:
     added = {n for n, _text in ctx.added_lines(f)}
     if not added:
         return []
-    lines = _lines(f.path, f.head_text or "")
+    lines = _lines(f.path, f.head_text or "", added)
     variables = assignments(tuple(lines.values())) if f.path.endswith((".sh", ".bash")) else {}
     hits: list[_Hit] = []
     bodies = heredoc_bodies(tuple(lines.values()))

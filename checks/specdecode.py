@@ -105,6 +105,8 @@ class ShellCommand:
 
 def strip_comment(line: str) -> str:
     """`line` without a trailing shell comment (a `#` that starts a word outside quotes)."""
+    if "#" not in line:
+        return line.rstrip()  # most lines: no need to walk the quotes
     quote = ""
     escaped = False
     for i, ch in enumerate(line):
