@@ -25,7 +25,8 @@ Deterministic rule:
   file at the PR head, so it is reported in the reason, not as a Finding.
 - Lines GitHub rejects are skipped, as GitHub skips them, and noted.
 - Fails closed: no sign-off, no CODEOWNERS on the base branch, an unreadable
-  CODEOWNERS, or a file or commit list GitHub truncated.
+  CODEOWNERS, a file or commit list GitHub truncated, or a CODEOWNERS too
+  complex to match against the changed paths within `codeowners.MAX_STEPS`.
 
 Passing:  `configs/nvidia-master.yaml @ankur-singh @InferenceX/core` signed by
           Ankur-singh, other paths under `* @InferenceX/core`.
@@ -73,7 +74,13 @@ def check(ctx: Context) -> CheckResult:
         return _fail(f"{ctx.snap.truncated}; ownership of what GitHub did not list cannot be verified")
 
     signer = sign.author
-    rows = [_ownership(p, owners.owners_of(p), signer, ctx.snap.teams) for p in _changed_paths(ctx)]
+    paths = _changed_paths(ctx)
+    budget = codeowners.Budget()
+    try:
+        rows = [_ownership(p, owners.owners_of(p, budget), signer, ctx.snap.teams) for p in paths]
+    except codeowners.TooComplex as exc:
+        return _fail(f"{path} cannot be evaluated: {exc} ({len(owners.rules):,} rules, {len(paths):,} "
+                     f"changed paths); fails closed")
     definite = any(r.kind in ("named", "team") or (r.kind == "default" and r.rule is not None
                                                    and _member_of_rule(signer, r.rule, ctx.snap.teams))
                    for r in rows)
@@ -111,7 +118,11 @@ def wants(ctx: Context) -> Wanted:
     if sign is None or found is None:
         return Wanted()
     owners = codeowners.parse(found[1])
-    rules = [owners.owners_of(p) for p in _changed_paths(ctx)]
+    budget = codeowners.Budget()
+    try:
+        rules = [owners.owners_of(p, budget) for p in _changed_paths(ctx)]
+    except codeowners.TooComplex:
+        return Wanted()  # check() fails closed on the same budget
     teams = {t for r in rules if r is not None for t in r.teams}
     needs_anywhere = any(r is None or r.catch_all or not r.owners for r in rules)
     if needs_anywhere and not owners.names(sign.author):
