@@ -11,18 +11,27 @@ from __future__ import annotations
 import difflib
 import re
 from functools import cached_property
+from typing import Any, Callable, TypeVar
 
 from . import masterconfig, signoff
 from .policy import CONFIG_PATH, Policy
 from .snapshot import ChangedFile, Snapshot
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+T = TypeVar("T")
 
 
 class Context:
     def __init__(self, snap: Snapshot):
         self.snap = snap
         self._added: dict[str, tuple[tuple[int, str], ...]] = {}
+        self._derived: dict[Callable[[Context], Any], Any] = {}
+
+    def once(self, derive: Callable[["Context"], T]) -> T:
+        """`derive(self)`, computed the first time any check asks (`derive` must be a pure function)."""
+        if derive not in self._derived:
+            self._derived[derive] = derive(self)
+        return self._derived[derive]
 
     @cached_property
     def _policy(self) -> tuple[Policy, str | None]:

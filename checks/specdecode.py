@@ -696,7 +696,12 @@ def _unit(ctx: Context, path: str, text: str, changed: bool) -> SpecUnit | None:
 
 
 def inventory(ctx: Context) -> Inventory:
-    """Speculative-decoding scripts and recipes the PR changes, and those its changed master entries run."""
+    """Speculative-decoding scripts and recipes the PR changes, and those its changed master entries run
+    (worked out once per Context: several checks ask)."""
+    return ctx.once(_inventory)
+
+
+def _inventory(ctx: Context) -> Inventory:
     snap = ctx.snap
     units: dict[str, SpecUnit] = {}
     for f in ctx.changed_files:
