@@ -73,6 +73,7 @@ class Gatherer:
         self.owner, self.name = repo.split("/", 1)
         self.bot_login = bot_login
         self._reads: dict[Hashable, asyncio.Future] = {}
+        self._tip_tree: dict[str, tuple[str, int, str]] = {}  # the base branch tip's, once read
 
     # --- plumbing ------------------------------------------------------------
 
@@ -272,7 +273,7 @@ class Gatherer:
 
     async def _policy_files(self, tip_sha: str, base_sha: str, base_tree: dict, head_tree: dict):
         """(policy files at the base branch tip, master configs at base, at head), each path -> text."""
-        tip_tree = base_tree if tip_sha == base_sha else await self._tree(tip_sha)
+        tip_tree = self._tip_tree = base_tree if tip_sha == base_sha else await self._tree(tip_sha)
         policy, _err = Policy.from_yaml((await self._text(tip_tree.get(CONFIG_PATH)))[0])
         return await asyncio.gather(
             self._texts(tip_tree, [p for p in tip_tree if policy.is_policy_file(p)]),
@@ -327,7 +328,9 @@ class Gatherer:
     async def _with_evidence(self, snap: Snapshot, want: Wanted) -> Snapshot:
         policy, _err = Policy.from_yaml(snap.policy.get(CONFIG_PATH))
         prefixes = policy.eval_artifact_prefixes + policy.bmk_artifact_prefixes
-        files, runs, upstream, teams, permissions = await asyncio.gather(
+        curves = [p for p in self._tip_tree if any(policy.is_golden_curve(p, stem) for stem in want.golden)]
+        curve_texts, files, runs, upstream, teams, permissions = await asyncio.gather(
+            self._texts(self._tip_tree, curves),
             asyncio.gather(*(self._contents(path, sha) for sha, path in want.files)),
             asyncio.gather(*(self._run_evidence(i, prefixes) for i in want.runs)),
             asyncio.gather(*(self._upstream(t) for t in want.upstream)),
@@ -352,6 +355,7 @@ class Gatherer:
                 team_map[team] = tuple(sorted(set(known) | {login}))
         return replace(
             snap,
+            policy=frozen_map({**snap.policy, **curve_texts}),
             extra_files=frozen_map({sha: frozen_map(f) for sha, f in extra.items()}),
             workflow_runs=tuple(sorted(by_id.values(), key=lambda r: r.id)),
             artifacts=tuple(sorted(unpacked, key=lambda a: (a.run_id, a.artifact_id))),

@@ -242,6 +242,9 @@ def _with_evidence(world: World, repo: Repo, snap: Snapshot, want: Wanted) -> Sn
             artifacts.append(ArtifactFiles(a.id, a.name, run_id, frozen_map(files),
                                            "artifact expired" if a.expired else None))
 
+    tip = repo.commits.get(snap.policy_sha)
+    curves = {p: _text_of(tip, p) for p in (tip.files if tip else ())
+              if any(policy.is_golden_curve(p, stem) for stem in want.golden)}
     upstream = tuple(_upstream(world, t) for t in want.upstream)
     teams = {}
     for team, login in want.teams:
@@ -253,6 +256,7 @@ def _with_evidence(world: World, repo: Repo, snap: Snapshot, want: Wanted) -> Sn
 
     return replace(
         snap,
+        policy=frozen_map({**snap.policy, **{p: t for p, t in curves.items() if t is not None}}),
         extra_files=frozen_map({sha: frozen_map(files) for sha, files in extra.items()}),
         workflow_runs=tuple(sorted(runs.values(), key=lambda r: r.id)),
         artifacts=tuple(sorted(artifacts, key=lambda a: (a.run_id, a.artifact_id))),

@@ -42,6 +42,7 @@ class Wanted:
     upstream: tuple[UpstreamTarget, ...] = ()
     teams: tuple[tuple[str, str], ...] = ()  # ("org/slug", login): is login a member of the team?
     permissions: tuple[str, ...] = ()  # logins whose repository permission is needed
+    golden: tuple[str, ...] = ()  # stems of golden AL curves (Policy.is_golden_curve) read from the base branch tip
 
     def __or__(self, other: "Wanted") -> "Wanted":
         return Wanted(**{f.name: tuple(sorted(set(getattr(self, f.name)) | set(getattr(other, f.name))))

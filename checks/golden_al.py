@@ -88,7 +88,11 @@ _REQUIREMENT = re.compile(r"^#\s*speculative-config:\s*(.*)$", re.MULTILINE)
 
 
 def wants(ctx: Context) -> Wanted:
-    return wants_files(ctx)
+    """The spec-decode files the inventory lacks, and the golden curves the agentic configs are held to."""
+    stems = {f"{unit.model_prefix}_{config.method}" for unit in inventory(ctx).units
+             if unit.agentic and unit.error is None and unit.model_prefix
+             for config in unit.configs if not config.eval_only and config.method}
+    return wants_files(ctx) | Wanted(golden=tuple(sorted(stems)))
 
 
 def _fmt(value: float) -> str:

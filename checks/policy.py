@@ -89,13 +89,20 @@ class Policy:
         return False
 
     def is_policy_file(self, path: str) -> bool:
-        """Whether `path` on the base branch tip is a policy file the checks read.
+        """Whether `path` on the base branch tip is a policy file every verification reads.
 
-        The single files, plus the golden acceptance-length curves
-        (`<golden_al_dir>/*.yaml`) and the waivers (`<waiver_dir>/*.md`).
+        The single files, plus the waivers (`<waiver_dir>/*.md`). The golden
+        acceptance-length curves are read only when check 11 asks for them
+        (`is_golden_curve`): most PRs need none of the dozens there are.
         """
         if path in (CONFIG_PATH, *self.codeowners_paths, self.models_md, self.checklist, *self.thresholds_paths):
             return True
         directory, _, name = path.rpartition("/")
-        return (directory == self.golden_al_dir and name.endswith(".yaml")) or (
-            directory == self.waiver_dir and name.endswith(".md"))
+        return directory == self.waiver_dir and name.endswith(".md")
+
+    def is_golden_curve(self, path: str, stem: str) -> bool:
+        """Whether `path` is a golden AL curve of `stem` (`<model-prefix>_<method>`): the plain curve
+        `<golden_al_dir>/<stem>.yaml` or a variant `<golden_al_dir>/<stem>_<variant>.yaml`."""
+        directory, _, name = path.rpartition("/")
+        return directory == self.golden_al_dir and name.endswith(".yaml") and (
+            name == f"{stem}.yaml" or name.startswith(f"{stem}_"))

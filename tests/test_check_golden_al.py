@@ -230,6 +230,21 @@ def test_agentic_entry_whose_script_is_missing_fails_closed():
     assert "glm5.2_fp4_mi355x_sglang_mtp.sh" in r.reason
 
 
+def test_only_the_curves_of_agentic_configs_are_asked_for():
+    files = [changed(GLM, None, SGLANG.format(n=5)), changed(K3, None, k3_script("2.51")),
+             changed(FIXED, None, SGLANG.format(n=3))]
+    assert golden_al.wants(ctx(files=files)).golden == ("glm5.2_mtp", "kimik3_dspark")
+    assert golden_al.wants(ctx(files=[changed(FIXED, None, SGLANG.format(n=3))])).golden == ()
+
+
+def test_a_stem_names_its_plain_curve_and_its_variants_only():
+    policy = ctx(files=[]).policy
+    assert [p for p in CURVES if policy.is_golden_curve(p, "kimik3_dspark")] == list(CURVES)[1:3]
+    assert not policy.is_golden_curve("golden_al_distribution/kimik3_dspark2.yaml", "kimik3_dspark")
+    assert not policy.is_golden_curve("golden_al_distribution/old/glm5.2_mtp.yaml", "glm5.2_mtp")
+    assert not policy.is_policy_file("golden_al_distribution/glm5.2_mtp.yaml")  # read only when asked for
+
+
 def test_deterministic():
     files = [changed(GLM, None, SGLANG.format(n=5)), changed(FIXED, None, "export SGLANG_SIMULATE_ACC_LEN=1\n")]
     assert run(files) == run(list(reversed(files)))
