@@ -14,10 +14,11 @@ Only JSON answers are kept: artifact downloads are one-time URLs.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import httpx
+
+from .lru import SizedLru
 
 MAX_BYTES = 32 * 1024 * 1024
 _FRAMING = ("content-length", "content-encoding", "transfer-encoding")  # of the body as sent, not as kept
@@ -32,34 +33,14 @@ class Stored:
     body: bytes
 
 
-class EtagStore:
-    """Stored answers by (URL, Accept); the least recently used go beyond `max_bytes`."""
+class EtagStore(SizedLru[tuple[str, str], Stored]):
+    """Stored answers by (URL, Accept), weighing their bodies."""
 
     def __init__(self, max_bytes: int = MAX_BYTES) -> None:
-        self.max_bytes = max_bytes
-        self.size = 0
-        self._items: OrderedDict[tuple[str, str], Stored] = OrderedDict()
+        super().__init__(max_bytes)
 
-    def get(self, key: tuple[str, str]) -> Stored | None:
-        stored = self._items.get(key)
-        if stored is not None:
-            self._items.move_to_end(key)
-        return stored
-
-    def put(self, key: tuple[str, str], stored: Stored) -> None:
-        self.discard(key)
-        if len(stored.body) > self.max_bytes:
-            return
-        self._items[key] = stored
-        self.size += len(stored.body)
-        while self.size > self.max_bytes:
-            _key, dropped = self._items.popitem(last=False)
-            self.size -= len(dropped.body)
-
-    def discard(self, key: tuple[str, str]) -> None:
-        dropped = self._items.pop(key, None)
-        if dropped is not None:
-            self.size -= len(dropped.body)
+    def keep(self, key: tuple[str, str], stored: Stored) -> None:
+        self.put(key, stored, len(stored.body))
 
 
 class ConditionalTransport(httpx.AsyncBaseTransport):
@@ -88,7 +69,7 @@ class ConditionalTransport(httpx.AsyncBaseTransport):
         body = await response.aread()
         await response.aclose()
         stored = Stored(etag, [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _FRAMING], body)
-        self.store.put(key, stored)
+        self.store.keep(key, stored)
         return _from_store(stored, response)
 
     async def aclose(self) -> None:

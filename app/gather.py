@@ -10,8 +10,10 @@ gatherer, even when asked for again meanwhile or in a later round; blobs
 are read by SHA. The base text of a modified file is rebuilt from its head
 text and GitHub's patch when that reproduces the base blob's SHA, which
 saves a request per file (and for any other read of that blob, such as a
-master config). Lists GitHub truncates (over 3,000 files, 250 commits) make
-the snapshot fail closed.
+master config). What never changes (blobs and trees by SHA, files at a
+commit, artifacts) is kept by the client for the next verification, which
+then asks GitHub only what may have changed. Lists GitHub truncates (over
+3,000 files, 250 commits) make the snapshot fail closed.
 
 Gathering runs in rounds: a first snapshot, then the evidence the checks
 name (`checks.evidence.wanted`), until nothing more is wanted. Nothing of
@@ -55,6 +57,7 @@ MAX_COMMITS = 250
 MAX_ROUNDS = 3
 PER_PAGE = 100
 _RUN_ID = re.compile(r"/actions/runs/(\d+)")
+_SHA = re.compile(r"[0-9a-f]{40}")
 T = TypeVar("T")
 
 
@@ -73,6 +76,7 @@ class Gatherer:
         self.owner, self.name = repo.split("/", 1)
         self.bot_login = bot_login
         self._reads: dict[Hashable, asyncio.Future] = {}
+        self._kept = getattr(gh, "kept", None)  # app.github.ConditionalGitHub's, when it is one
         self._tip_tree: dict[str, tuple[str, int, str]] = {}  # the base branch tip's, once read
 
     # --- plumbing ------------------------------------------------------------
@@ -82,6 +86,19 @@ class Gatherer:
         if key not in self._reads:
             self._reads[key] = asyncio.ensure_future(read())
         return self._reads[key]
+
+    def _immutable(self, key: Hashable, read: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+        """A read of what never changes: once per gatherer, and from the client's kept reads when it has it."""
+        return self._once(key, lambda: self._kept_or(key, read))
+
+    async def _kept_or(self, key: Hashable, read: Callable[[], Awaitable[T]]) -> T:
+        hit = self._kept.get(key) if self._kept is not None else None
+        if hit is not None:
+            return hit[0]
+        value = await read()
+        if self._kept is not None:
+            self._kept.put(key, (value,), _weight(value))
+        return value
 
     async def _call(self, what: str, fn: Callable[..., Awaitable[Any]], *args, **kw):
         try:
@@ -116,7 +133,11 @@ class Gatherer:
     async def _tree(self, sha: str, repo: str | None = None) -> dict[str, tuple[str, int, str]]:
         """path -> (blob SHA, size, mode) of every file and symlink in the commit (recursive); fails closed
         if truncated."""
-        owner, name = (repo or self.repo).split("/", 1)
+        repo = repo or self.repo
+        return await self._immutable(("tree", repo, sha), lambda: self._read_tree(sha, repo))
+
+    async def _read_tree(self, sha: str, repo: str) -> dict[str, tuple[str, int, str]]:
+        owner, name = repo.split("/", 1)
         tree = await self._parsed(f"tree {sha[:12]}", self.gh.rest.git.async_get_tree, owner, name, sha,
                                   recursive="1")
         if tree.truncated:
@@ -136,7 +157,7 @@ class Gatherer:
         if size > MAX_TEXT_BYTES:  # never download what decode_text would refuse
             return None, f"file is {size:,} bytes, over the {MAX_TEXT_BYTES:,}-byte limit; not read"
         repo = repo or self.repo
-        return await self._once(("blob", repo, sha), lambda: self._blob(repo, sha))
+        return await self._immutable(("blob", repo, sha), lambda: self._blob(repo, sha))
 
     async def _blob(self, repo: str, sha: str) -> tuple[str | None, str | None]:
         owner, name = repo.split("/", 1)
@@ -149,7 +170,7 @@ class Gatherer:
         base, head = base_tree.get(f.filename), head_tree.get(f.filename)
         if str(f.status) not in ("modified", "changed") or not f.patch or base is None or head is None:
             return
-        self._once(("blob", self.repo, base[0]), lambda: self._rebuilt(base[0], head, f.patch))
+        self._immutable(("blob", self.repo, base[0]), lambda: self._rebuilt(base[0], head, f.patch))
 
     async def _rebuilt(self, sha: str, head: tuple[str, int, str], patch: str) -> tuple[str | None, str | None]:
         head_text, _err = await self._text(head)
@@ -161,7 +182,8 @@ class Gatherer:
     async def _contents(self, path: str, ref: str, repo: str | None = None) -> str | None:
         """Text of `path` at `ref`; None when absent (404) or not text."""
         repo = repo or self.repo
-        return await self._once(("contents", repo, path, ref), lambda: self._read_contents(path, ref, repo))
+        read = self._immutable if _SHA.fullmatch(ref) else self._once  # a branch moves; a commit does not
+        return await read(("contents", repo, path, ref), lambda: self._read_contents(path, ref, repo))
 
     async def _read_contents(self, path: str, ref: str, repo: str) -> str | None:
         owner, name = repo.split("/", 1)
@@ -374,7 +396,8 @@ class Gatherer:
         return run, list(await asyncio.gather(*(self._artifact(run_id, a) for a in wanted_artifacts)))
 
     async def _artifact(self, run_id: int, artifact: Artifact) -> ArtifactFiles:
-        return await self._once(("artifact", artifact.id), lambda: self._read_artifact(run_id, artifact))
+        key = ("artifact", artifact.id, artifact.expired)  # an artifact's files never change, until it expires
+        return await self._immutable(key, lambda: self._read_artifact(run_id, artifact))
 
     async def _read_artifact(self, run_id: int, artifact: Artifact) -> ArtifactFiles:
         if artifact.expired:
@@ -471,6 +494,17 @@ class Gatherer:
                 return "none"
             raise
         return str(p.permission)
+
+
+def _weight(value: Any) -> int:
+    """Roughly how many bytes a kept read holds."""
+    if isinstance(value, ArtifactFiles):
+        return 64 + sum(len(t) for t in value.files.values())
+    if isinstance(value, dict):  # a tree: path -> (sha, size, mode)
+        return 128 * len(value)
+    if isinstance(value, tuple):  # a blob: (text, why not)
+        return 64 + sum(len(v) for v in value if isinstance(v, str))
+    return 64 + len(value or "")
 
 
 def _check_run(c) -> CheckRun:

@@ -26,6 +26,7 @@ from githubkit.exception import GitHubException, RateLimitExceeded, RequestFaile
 
 from .backoff import RateLimitGate, RetryTransient, wait_seconds
 from .etags import ConditionalTransport, EtagStore
+from .lru import SizedLru
 
 
 def http_timeout(seconds: float) -> httpx.Timeout:
@@ -76,12 +77,18 @@ class CallStats:
             self.rate_limit_remaining = int(remaining)
 
 
+KEPT_BYTES = 64 * 1024 * 1024
+
+
 class ConditionalGitHub(GitHub):
-    """githubkit's client with conditional requests of its own (app/etags.py) in place of githubkit's HTTP cache."""
+    """githubkit's client with conditional requests of its own (app/etags.py) in place of githubkit's HTTP
+    cache, and `kept`: what never changes (blobs and trees by SHA, files at a commit, artifacts), kept by
+    app/gather.py across verifications so that the next one need not ask for it at all."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, http_cache=False, **kwargs)
         self.etags = EtagStore()
+        self.kept: SizedLru = SizedLru(KEPT_BYTES)
 
     async def _create_async_client(self) -> httpx.AsyncClient:
         # githubkit's own method, with the transport wrapped as githubkit wraps it for hishel

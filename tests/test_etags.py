@@ -95,13 +95,13 @@ def test_an_error_drops_the_stored_answer():
 
 def test_the_store_drops_the_least_recently_used_beyond_its_size():
     store = EtagStore(max_bytes=10)
-    store.put(("a", ""), Stored("1", [], b"12345"))
-    store.put(("b", ""), Stored("2", [], b"12345"))
+    store.keep(("a", ""), Stored("1", [], b"12345"))
+    store.keep(("b", ""), Stored("2", [], b"12345"))
     store.get(("a", ""))
-    store.put(("c", ""), Stored("3", [], b"123"))
+    store.keep(("c", ""), Stored("3", [], b"123"))
     assert store.get(("b", "")) is None and store.get(("a", "")) and store.get(("c", ""))
     assert store.size == 8
-    store.put(("huge", ""), Stored("4", [], b"x" * 11))
+    store.keep(("huge", ""), Stored("4", [], b"x" * 11))
     assert store.get(("huge", "")) is None and store.size == 8
 
 

@@ -84,7 +84,7 @@ def test_demo_replay_posts_one_comment_a_check_run_a_status_and_inline_findings(
     assert routes.count("POST /repos/{owner}/{repo}/pulls/{number}/reviews") == 1
 
 
-def test_a_verification_with_nothing_changed_only_sets_the_status_and_revalidates_its_reads():
+def test_a_verification_with_nothing_changed_only_sets_the_status_and_revalidates_what_may_change():
     world = World.load(DEMO_WORLD)
     repo, pr = world.pull_repo()
     with FakeGitHub(DEMO_WORLD) as fake:
@@ -100,6 +100,8 @@ def test_a_verification_with_nothing_changed_only_sets_the_status_and_revalidate
     assert third.published.writes == ["commit status failure"]
     assert third.published.comment_action == "unchanged" and third.published.check_run_id is not None
     assert stats["not_modified"] > stats["rate_limited"]
+    kept = [r for r in stats["by_route"] if "/git/" in r or "/artifacts/" in r]  # never change: kept by the client
+    assert kept == []
 
 
 def test_cli_replay_json_of_the_demo():
