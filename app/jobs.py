@@ -92,25 +92,17 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def git_blob_sha(text: str | None) -> str:
-    """The SHA GitHub gives a blob of this text (so the snapshot and the files API agree)."""
-    if text is None:
-        return ""
-    data = text.encode("utf-8")
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+def content_fingerprint(snap: Snapshot) -> str:
+    """A digest of the PR's effective diff: each changed path, its status, previous path and head content.
 
-
-def fingerprint(entries: list[tuple[str, str, str, str]]) -> str:
-    """A digest of a PR's effective diff: (path, status, previous path, head blob SHA) of each file."""
+    Merging the base branch into an unrelated area, or rewording a commit, keeps it; any change to
+    what the PR changes does not.
+    """
     digest = hashlib.sha256()
-    for entry in sorted(entries):
-        digest.update("\0".join(entry).encode() + b"\n")
+    for f in sorted(snap.files, key=lambda f: f.path):
+        content = f.head_text if f.head_text is not None else (f.error or "")
+        digest.update("\0".join((f.path, f.status, f.previous_path or "", content)).encode("utf-8", "replace"))
     return digest.hexdigest()
-
-
-def snapshot_fingerprint(snap: Snapshot) -> str:
-    return fingerprint([(f.path, f.status, f.previous_path or "", "" if f.status == "removed" else git_blob_sha(f.head_text))
-                        for f in snap.files])
 
 
 def inputs_digest(snap: Snapshot) -> str:
@@ -340,11 +332,23 @@ class JobRunner:
                                       f"No comment starting with \"{policy.signoff_phrase}\" yet.", status="queued")
             self.store.record_verdict(job.repo, job.pr, snap.pr.head_sha, "NO_SIGNOFF")
             return
+        sign = Context(snap).signoff
+        content = content_fingerprint(snap)
+        pinned = self.store.pin_signoff(job.repo, job.pr, f"{sign.comment.kind}:{sign.comment.id}:{sign.comment.updated_at}",
+                                        content, snap.pr.head_sha)
+        if pinned["fingerprint"] != content:
+            # The PR's content changed since this sign-off was given: it vouches for other content.
+            await publisher.check_run(
+                snap.pr.head_sha, CHECK_NAME, "action_required", "A fresh sign-off is needed",
+                f"The pull request's content changed since {sign.author}'s sign-off was verified at "
+                f"{pinned['head_sha'][:8]}; a CODEOWNER must sign off on the new content.", details_url=snap.pr.url)
+            self.store.record_verdict(job.repo, job.pr, snap.pr.head_sha, "STALE")
+            return
         current = await self._pull(gh, job.repo, job.pr)
         # A push landed while verifying: the result belongs to the old head only; the sticky comment waits.
         sticky = current.head.sha == snap.pr.head_sha
         published = await publisher.verdict(snap, verdict, policy, sticky=sticky)
-        decided = self.store.record_decision(job, snap.pr.head_sha, verdict.label, snapshot_fingerprint(snap), {
+        decided = self.store.record_decision(job, snap.pr.head_sha, verdict.label, content, {
             "delivery": job.payload.get("delivery"), "repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
             "inputs_digest": inputs_digest(snap), "verdict": verdict.label,
             "published": _published_record(published, job.payload.get("reason", ""), job.id),
@@ -375,31 +379,10 @@ class JobRunner:
             "signoff-bot verifies the CODEOWNER sign-off checklist once it is posted.", status="queued")
 
     async def _synchronize(self, job: Job, gh: GitHub) -> None:
-        last = self.store.last_verdict(job.repo, job.pr)
-        if last is None:
-            return  # nothing verified yet: the next sign-off starts fresh
-        owner, name = job.repo.split("/", 1)
-        pull = await self._pull(gh, job.repo, job.pr)
-        files = []
-        page = 1
-        while True:
-            resp = await self._call("PR files", gh.rest.pulls.async_list_files, owner, name, job.pr, per_page=100, page=page)
-            chunk = list(resp.parsed_data)
-            files += chunk
-            if 'rel="next"' not in resp.headers.get("link", "") or not chunk:
-                break
-            page += 1
-        status = {"changed": "modified", "copied": "added"}
-        now = fingerprint([(f.filename, status.get(str(f.status), str(f.status)), f.previous_filename or "",
-                            "" if str(f.status) == "removed" else f.sha) for f in files])
-        if now == last["fingerprint"]:
-            self._enqueue_verify(job, "head moved; the diff is unchanged")
-            return
-        await Publisher(gh, job.repo, self.settings.bot_login).check_run(
-            pull.head.sha, CHECK_NAME, "action_required", "A fresh sign-off is needed",
-            f"The pull request's content changed since the sign-off verified at {last['head_sha'][:8]}; "
-            "a CODEOWNER must sign off on the new head.", details_url=pull.html_url)
-        self.store.record_verdict(job.repo, job.pr, pull.head.sha, "STALE")
+        """The head moved: verify again if a sign-off was verified before; `_verify` decides whether it
+        still vouches for the new content (same diff) or a fresh sign-off is needed (action_required)."""
+        if self.store.last_verdict(job.repo, job.pr) is not None:
+            self._enqueue_verify(job, "head moved")
 
     # --- lint ----------------------------------------------------------------------------
 

@@ -69,6 +69,15 @@ CREATE TABLE IF NOT EXISTS verdicts (
     at REAL NOT NULL,
     PRIMARY KEY (repo, pr, head_sha)
 );
+CREATE TABLE IF NOT EXISTS signoffs (   -- the content (diff fingerprint) each sign-off was first verified on
+    repo TEXT NOT NULL,
+    pr INTEGER NOT NULL,
+    signoff TEXT NOT NULL,          -- comment kind:id:updated_at (an edit is a new sign-off)
+    fingerprint TEXT NOT NULL,
+    head_sha TEXT NOT NULL,
+    at REAL NOT NULL,
+    PRIMARY KEY (repo, pr, signoff)
+);
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL,
@@ -127,6 +136,7 @@ class Store(Protocol):
     def queue_depth(self) -> int: ...
     def record_verdict(self, repo: str, pr: int, head_sha: str, label: str, fingerprint: str = "") -> None: ...
     def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None: ...
+    def pin_signoff(self, repo: str, pr: int, signoff: str, fingerprint: str, head_sha: str) -> dict: ...
     def last_verdict(self, repo: str, pr: int) -> dict | None: ...
     def append_audit(self, record: dict[str, Any]) -> None: ...
     def record_decision(self, job: Job, head_sha: str, label: str, fingerprint: str,
@@ -309,6 +319,18 @@ class SqliteStore:
         db.execute("INSERT INTO verdicts (repo, pr, head_sha, label, fingerprint, at) VALUES (?,?,?,?,?,?) "
                    "ON CONFLICT (repo, pr, head_sha) DO UPDATE SET label=excluded.label, "
                    "fingerprint=excluded.fingerprint, at=excluded.at", (repo, pr, head_sha, label, fingerprint, now))
+
+    def pin_signoff(self, repo: str, pr: int, signoff: str, fingerprint: str, head_sha: str) -> dict:
+        """The content `signoff` was first verified on: recorded now if this is its first verification."""
+        now = self.clock()
+
+        def run(db: sqlite3.Connection) -> dict:
+            db.execute("INSERT OR IGNORE INTO signoffs (repo, pr, signoff, fingerprint, head_sha, at) "
+                       "VALUES (?,?,?,?,?,?)", (repo, pr, signoff, fingerprint, head_sha, now))
+            return dict(db.execute("SELECT * FROM signoffs WHERE repo=? AND pr=? AND signoff=?",
+                                   (repo, pr, signoff)).fetchone())
+
+        return self._tx(run)
 
     def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None:
         rows = self._read("SELECT * FROM verdicts WHERE repo=? AND pr=? AND head_sha=?", (repo, pr, head_sha))

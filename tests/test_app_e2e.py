@@ -188,3 +188,17 @@ def test_reconcile_heals_a_lost_delivery(tmp_path):
         assert "@nv-owner" in comment
         records = stack.wait(lambda: SqliteStore(stack.db).audit(pr=42), 30, "an audit record")
         assert records[0]["published"] and records[0]["verdict"] == "REJECTED"
+
+
+def test_a_sign_off_vouches_only_for_the_content_it_was_given_on(stack):
+    stack.deliver("issue_comment", SIGNOFF_ID)
+    verdict_for(stack, 42, HEAD)
+    stack.admin("push", number=42, sha=FIXED)
+    stack.wait(lambda: stack.check_runs(FIXED), 60, "a check run on the new head")
+    stack.comment("core-maintainer", 42, "/signoff-recheck")  # a later trigger re-verifies with the old sign-off
+    stack.wait(lambda: not _busy(stack), 60, "the queue to drain")
+    assert stack.check_runs(FIXED)[0]["conclusion"] == "action_required"
+    assert f"sha={HEAD}" in stack.verdict_comments(42)[0]["body"]
+    body = next(c for c in stack.issue_comments(42) if c["id"] == SIGNOFF_ID)["body"]
+    stack.edit_comment("nv-owner", SIGNOFF_ID, body + "\n\nRe-checked on the fixed recipe.")  # a fresh sign-off
+    verdict_for(stack, 42, FIXED)
