@@ -131,13 +131,13 @@ def shell_lines(text: str) -> tuple[ShellLine, ...]:
     """Every line of a bash script, classified (see the module docstring)."""
     raw = text.splitlines()
     out: list[ShellLine] = []
-    frames: list[tuple[str, bool]] = []  # (if/elif condition, in its else-branch)
+    branches = _Branches()
     i = 0
     while i < len(raw):
         code = strip_comment(raw[i])
-        eval_only = _eval_only(frames)
+        eval_only = branches.eval_only
         out.append(ShellLine(i + 1, raw[i], code, None, eval_only))
-        _track_if(frames, code)
+        branches.track(code)
         m = _HEREDOC.search(code)
         i += 1
         if not m:
@@ -184,32 +184,56 @@ def shell_commands(lines: tuple[ShellLine, ...]) -> tuple[ShellCommand, ...]:
     return tuple(out)
 
 
-def _track_if(frames: list[tuple[str, bool]], code: str) -> None:
-    s = code.strip()
-    if re.match(r"^if\b", s):
-        if not re.search(r"\bfi\s*;?\s*$", s):
-            frames.append((s, False))
-    elif re.match(r"^elif\b", s) and frames:
-        frames[-1] = (s, False)
-    elif re.match(r"^else\b", s) and frames:
-        frames[-1] = (frames[-1][0], True)
-    elif re.match(r"^fi\b", s) and frames:
-        frames.pop()
+class _Branches:
+    """The open if/elif branches at a line, and how many of them run only in eval-only mode.
+
+    The count is kept as frames open and close: recomputing it from every open frame on every line
+    was quadratic, and a script of 20,000 unclosed `if` lines took minutes.
+    """
+
+    def __init__(self) -> None:
+        self.frames: list[tuple[str, bool, bool]] = []  # (if/elif condition, in its else-branch, eval-only)
+        self.marked = 0
+
+    @property
+    def eval_only(self) -> bool:
+        return self.marked > 0
+
+    def track(self, code: str) -> None:
+        s = code.strip()
+        if re.match(r"^if\b", s):
+            if not re.search(r"\bfi\s*;?\s*$", s):
+                self._push(s, False)
+        elif re.match(r"^elif\b", s) and self.frames:
+            self._pop()
+            self._push(s, False)
+        elif re.match(r"^else\b", s) and self.frames:
+            self._push(self._pop(), True)
+        elif re.match(r"^fi\b", s) and self.frames:
+            self._pop()
+
+    def _push(self, cond: str, in_else: bool) -> None:
+        mark = _eval_only_branch(cond, in_else)
+        self.frames.append((cond, in_else, mark))
+        self.marked += mark
+
+    def _pop(self) -> str:
+        cond, _in_else, mark = self.frames.pop()
+        self.marked -= mark
+        return cond
 
 
-def _eval_only(frames: list[tuple[str, bool]]) -> bool:
-    for cond, in_else in frames:
-        if "EVAL_ONLY" not in cond:
-            continue
-        if re.search(r"!=\s*[\"']?true\b", cond):
-            tests_true = False
-        elif re.search(r"==?\s*[\"']?true\b", cond):
-            tests_true = True
-        else:
-            continue
-        if tests_true != in_else:
-            return True
-    return False
+def _eval_only_branch(cond: str, in_else: bool) -> bool:
+    """Whether the branch of `if cond` (its else-branch when `in_else`) runs only when EVAL_ONLY is true."""
+    if "EVAL_ONLY" not in cond:
+        return False
+    if re.search(r"!=\s*[\"']?true\b", cond):
+        tests_true = False
+    elif re.search(r"==?\s*[\"']?true\b", cond):
+        tests_true = True
+    else:
+        return False
+    return tests_true != in_else
 
 
 def _rhs_value(rhs: str) -> str | None:
