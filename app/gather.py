@@ -10,10 +10,12 @@ gatherer, even when asked for again meanwhile or in a later round; blobs
 are read by SHA. The base text of a modified file is rebuilt from its head
 text and GitHub's patch when that reproduces the base blob's SHA, which
 saves a request per file (and for any other read of that blob, such as a
-master config). What never changes (blobs and trees by SHA, files at a
-commit, artifacts) is kept by the client for the next verification, which
-then asks GitHub only what may have changed. Lists GitHub truncates (over
-3,000 files, 250 commits) make the snapshot fail closed.
+master config). What never changes (blobs by SHA, files at a commit,
+artifacts) is kept by the client for the next verification, which then asks
+GitHub only what may have changed. Trees are read every time (a 304 when
+unchanged, which costs no rate limit): that read is where a gather learns it
+may still read the repository, before anything kept is used. Lists GitHub
+truncates (over 3,000 files, 250 commits) make the snapshot fail closed.
 
 Gathering runs in rounds: a first snapshot, then the evidence the checks
 name (`checks.evidence.wanted`), until nothing more is wanted. Nothing of
@@ -134,7 +136,7 @@ class Gatherer:
         """path -> (blob SHA, size, mode) of every file and symlink in the commit (recursive); fails closed
         if truncated."""
         repo = repo or self.repo
-        return await self._immutable(("tree", repo, sha), lambda: self._read_tree(sha, repo))
+        return await self._once(("tree", repo, sha), lambda: self._read_tree(sha, repo))
 
     async def _read_tree(self, sha: str, repo: str) -> dict[str, tuple[str, int, str]]:
         owner, name = repo.split("/", 1)
@@ -500,8 +502,6 @@ def _weight(value: Any) -> int:
     """Roughly how many bytes a kept read holds."""
     if isinstance(value, ArtifactFiles):
         return 64 + sum(len(t) for t in value.files.values())
-    if isinstance(value, dict):  # a tree: path -> (sha, size, mode)
-        return 128 * len(value)
     if isinstance(value, tuple):  # a blob: (text, why not)
         return 64 + sum(len(v) for v in value if isinstance(v, str))
     return 64 + len(value or "")

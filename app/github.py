@@ -82,7 +82,7 @@ KEPT_BYTES = 64 * 1024 * 1024
 
 class ConditionalGitHub(GitHub):
     """githubkit's client with conditional requests of its own (app/etags.py) in place of githubkit's HTTP
-    cache, and `kept`: what never changes (blobs and trees by SHA, files at a commit, artifacts), kept by
+    cache, and `kept`: what never changes (blobs by SHA, files at a commit, artifacts), kept by
     app/gather.py across verifications so that the next one need not ask for it at all."""
 
     def __init__(self, *args, **kwargs) -> None:
