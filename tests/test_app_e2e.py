@@ -105,7 +105,8 @@ def test_a_push_with_the_same_diff_is_verified_again(stack):
 
 def test_a_push_that_changes_the_diff_asks_for_a_fresh_sign_off(stack):
     stack.deliver("issue_comment", SIGNOFF_ID)
-    verdict_for(stack, 42, HEAD)
+    verdict_for(stack, 42, HEAD)  # maybe the start-up reconcile's: the sign-off's own verification may still be due
+    stack.wait(lambda: not _busy(stack), 60, "the queue to drain")
     stack.admin("push", number=42, sha=FIXED)
     runs = stack.wait(lambda: stack.check_runs(FIXED), 60, "a check run on the new head")
     assert runs[0]["conclusion"] == "action_required"
@@ -163,8 +164,9 @@ def test_recipe_lint_runs_on_pull_request_events_and_resolves_fixed_findings(sta
     stack.deliver("pull_request", 42, "opened")
     lint = stack.wait(lambda: stack.check_runs(HEAD, "signoff-bot lint"), 60, "the lint check run")[0]
     assert lint["conclusion"] == "failure"
-    awaiting = stack.wait(lambda: stack.check_runs(HEAD), 30, "the awaiting sign-off check run")[0]
-    assert awaiting["status"] == "queued"
+    awaiting = stack.wait(lambda: stack.check_runs(HEAD), 30, "the sign-off check run")[0]
+    # Queued by the `opened` job, unless the start-up reconcile verified this signed-off PR first.
+    assert awaiting["status"] == "queued" or awaiting["output"]["title"].startswith("Sign-off ")
 
     def inline():
         import httpx
