@@ -7,20 +7,22 @@ workers off and SQLite in a temporary directory, so every 202 is a verified
 signature, a parsed and routed event, and a committed delivery row. The bare
 app gets the same uvicorn and logging setup and nothing else: it is the limit.
 
-The load generator drives both in turn with the same closed loop: N
-keep-alive connections, each posting a signed `issue_comment` delivery (the
-demo world's sign-off comment; a unique X-GitHub-Delivery per request, so
-the bot records every one) and sending the next as soon as the 202 arrives,
-for T seconds after a short warm-up. It speaks HTTP/1.1 over asyncio streams
-rather than through httpx, which would cap the rate below what the bare
-endpoint serves. Its own CPU use and the server's are reported, so a run
-shows which side was the bottleneck. With a closed loop, latency ≈ N /
-throughput (Little's law): N is part of the result.
+The load generator drives both with the same closed loop: N keep-alive
+connections, each posting a signed `issue_comment` delivery (the demo
+world's sign-off comment; a unique X-GitHub-Delivery per request, so the bot
+records every one) and sending the next as soon as the 202 arrives. After a
+warm-up, the two servers take turns in short slices, T seconds each in all,
+so that other load on the machine weighs on both alike. The generator speaks
+HTTP/1.1 over asyncio streams rather than through httpx, which would cap the
+rate below what the bare endpoint serves. Its own CPU use and the servers'
+are reported, so a run shows which side was the bottleneck. With a closed
+loop, latency ≈ N / throughput (Little's law): N is part of the result.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -32,7 +34,7 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 SECRET = "bench-webhook-secret"
 COMMENT_ID = 5001  # the demo world's sign-off comment
 WARMUP_SECONDS = 1.0
+SLICES = 5
 START_TIMEOUT = 20.0
 
 
@@ -74,7 +77,7 @@ def serve(kind: str, port: int, db_path: str) -> None:
 
     setup_logging("INFO")
     app = bot_app(db_path) if kind == "bot" else bare_app()
-    uvicorn.run(app, host="127.0.0.1", port=port, log_config=None, log_level="info")
+    uvicorn.run(app, host="127.0.0.1", port=port, log_config=None, log_level="info", access_log=False)
 
 
 def delivery_body() -> bytes:
@@ -102,7 +105,7 @@ def request_head(port: int, body: bytes) -> str:
 
 @dataclass
 class Load:
-    """What one closed-loop run measured."""
+    """What the closed loop measured on one server, over all its slices."""
 
     rps: float
     p50_ms: float
@@ -114,6 +117,24 @@ class Load:
 
     def to_json(self) -> dict[str, float | int]:
         return {k: round(v, 2) if isinstance(v, float) else v for k, v in self.__dict__.items()}
+
+
+@dataclass
+class Tally:
+    """Running totals of one server's slices."""
+
+    latencies: list[float] = field(default_factory=list)
+    errors: int = 0
+    wall: float = 0.0
+    client_cpu: float = 0.0
+    server_cpu: float = 0.0
+
+    def load(self) -> Load:
+        done = sorted(self.latencies)
+        return Load(rps=len(done) / self.wall, p50_ms=statistics.median(done) * 1000,
+                    p99_ms=done[min(len(done) - 1, int(len(done) * 0.99))] * 1000, requests=len(done),
+                    errors=self.errors, client_cpu_pct=100 * self.client_cpu / self.wall,
+                    server_cpu_pct=100 * self.server_cpu / self.wall)
 
 
 async def _exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes) -> int:
@@ -150,22 +171,29 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def drive(port: int, server_pid: int, body: bytes, connections: int, seconds: float) -> Load:
-    """Warm up, then run `connections` closed loops for `seconds`."""
+async def _slice(port: int, pid: int, body: bytes, connections: int, seconds: float, tally: Tally | None) -> None:
+    """`connections` closed loops against one server for `seconds`, added to `tally` (None: a warm-up)."""
     head = request_head(port, body)
-    warm_until = time.perf_counter() + WARMUP_SECONDS
-    await asyncio.gather(*(_connection(port, head, body, warm_until, None) for _ in range(connections)))
-    latencies: list[float] = []
-    cpu, server_cpu, start = time.process_time(), _cpu_seconds(server_pid), time.perf_counter()
+    latencies: list[float] | None = None if tally is None else tally.latencies
+    cpu, server_cpu, start = time.process_time(), _cpu_seconds(pid), time.perf_counter()
     until = start + seconds
     errors = await asyncio.gather(*(_connection(port, head, body, until, latencies) for _ in range(connections)))
-    wall = time.perf_counter() - start
-    cpu, server_cpu = time.process_time() - cpu, _cpu_seconds(server_pid) - server_cpu
-    latencies.sort()
-    return Load(rps=len(latencies) / wall, p50_ms=statistics.median(latencies) * 1000,
-                p99_ms=latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000,
-                requests=len(latencies), errors=sum(errors), client_cpu_pct=100 * cpu / wall,
-                server_cpu_pct=100 * server_cpu / wall)
+    if tally is not None:
+        tally.wall += time.perf_counter() - start
+        tally.client_cpu += time.process_time() - cpu
+        tally.server_cpu += _cpu_seconds(pid) - server_cpu
+        tally.errors += sum(errors)
+
+
+async def drive(servers: dict[str, tuple[int, int]], body: bytes, connections: int, seconds: float) -> dict[str, Load]:
+    """Warm every server up, then give them turns of seconds / SLICES until each had `seconds`."""
+    tallies = {name: Tally() for name in servers}
+    for port, pid in servers.values():
+        await _slice(port, pid, body, connections, WARMUP_SECONDS, None)
+    for _ in range(SLICES):
+        for name, (port, pid) in servers.items():
+            await _slice(port, pid, body, connections, seconds / SLICES, tallies[name])
+    return {name: tally.load() for name, tally in tallies.items()}
 
 
 def free_port() -> int:
@@ -187,26 +215,24 @@ def wait_listening(port: int, proc: subprocess.Popen) -> None:
     raise RuntimeError(f"no server listening on {port} after {START_TIMEOUT}s")
 
 
-def measure(kind: str, body: bytes, connections: int, seconds: float, workdir: str) -> Load:
-    """Start one server process, drive it, stop it."""
+def start(kind: str, workdir: Path, stack: contextlib.ExitStack) -> tuple[int, int]:
+    """(port, pid) of a new server process, stopped when `stack` closes; its JSON log goes to a file."""
     port = free_port()
-    log = open(Path(workdir) / f"{kind}.log", "wb")  # the servers' JSON logs, written as in production
-    proc = subprocess.Popen([sys.executable, __file__, "serve", kind, str(port), str(Path(workdir) / f"{kind}.db")],
+    log = stack.enter_context(open(workdir / f"{kind}.log", "wb"))
+    proc = subprocess.Popen([sys.executable, __file__, "serve", kind, str(port), str(workdir / f"{kind}.db")],
                             stdout=log, stderr=log)
-    try:
-        wait_listening(port, proc)
-        return asyncio.run(drive(port, proc.pid, body, connections, seconds))
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        log.close()
+    stack.callback(proc.wait, timeout=10)
+    stack.callback(proc.terminate)
+    wait_listening(port, proc)
+    return port, proc.pid
 
 
 def compare(connections: int, seconds: float) -> dict[str, Load]:
-    """The bare endpoint and the bot, one after the other, with the same load."""
+    """The bare endpoint and the bot under the same load, taking turns."""
     body = delivery_body()
-    with tempfile.TemporaryDirectory(prefix="signoff-bench-") as workdir:
-        return {kind: measure(kind, body, connections, seconds, workdir) for kind in ("bare", "bot")}
+    with tempfile.TemporaryDirectory(prefix="signoff-bench-") as workdir, contextlib.ExitStack() as stack:
+        servers = {kind: start(kind, Path(workdir), stack) for kind in ("bare", "bot")}
+        return asyncio.run(drive(servers, body, connections, seconds))
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["serve"]:
