@@ -94,9 +94,10 @@ def failing(v: Verdict) -> dict[int, str]:
 
 
 def zipped(entries: list[tuple[str | zipfile.ZipInfo, bytes]], method: int = zipfile.ZIP_DEFLATED) -> bytes:
-    """A zip built in memory from (name or ZipInfo, bytes) entries."""
+    """A zip built in memory from (name or ZipInfo, bytes) entries, byte for byte the same every run."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", method) as archive:
         for name, data in entries:
-            archive.writestr(name, data)
+            info = name if isinstance(name, zipfile.ZipInfo) else zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0))
+            archive.writestr(info, data, method)
     return buffer.getvalue()
