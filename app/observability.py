@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import time
+import traceback
+from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from .github import GitHubError
+
+QUIET_LOGGERS = ("httpx", "httpcore", "hpack", "uvicorn.access")
+SAFE_MESSAGES = (GitHubError, sqlite3.Error, OSError, TimeoutError)  # messages written without secrets
+_SOURCE = str(Path(__file__).resolve().parent.parent)  # app/ and checks/: where a traceback is worth pointing
 LOG_FIELDS = ("delivery", "event", "repo", "pr", "head_sha", "job", "kind", "outcome", "verdict", "error")
 
 
@@ -25,9 +33,24 @@ class JsonFormatter(logging.Formatter):
             value = getattr(record, name, None)
             if value is not None:
                 entry[name] = value
-        if record.exc_info:
-            entry["exc"] = self.formatException(record.exc_info).splitlines()[-1]
+        if record.exc_info and record.exc_info[0] is not None:
+            entry["exc"] = exception_summary(record.exc_info[1])
         return json.dumps(entry, ensure_ascii=False)
+
+
+def exception_summary(exc: BaseException) -> str:
+    """The exception's type and the line that raised it; its message only for types whose messages are ours
+    or the system's. Other messages may quote what went over the wire: pydantic's errors quote the response
+    they rejected (an installation token, say), httpx's and githubkit's quote URLs, which may be signed."""
+    kind = type(exc)
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if f.filename.startswith(_SOURCE) and "site-packages" not in f.filename]
+    frame = (ours or frames or [None])[-1]
+    where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
+    text = f"{kind.__module__}.{kind.__qualname__}{where}"
+    if isinstance(exc, SAFE_MESSAGES):
+        text += f": {str(exc).splitlines()[0] if str(exc) else ''}"
+    return text
 
 
 def setup_logging(level: str) -> None:
@@ -36,8 +59,10 @@ def setup_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    logging.getLogger("uvicorn.access").setLevel(logging.WARNING)
+    # Never below WARNING, whatever the level: httpcore's DEBUG lines carry whole response headers, among
+    # them the Location of an artifact download, a pre-signed URL that is a credential for the artifact.
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 class Metrics:

@@ -20,7 +20,7 @@ import uuid
 
 from githubkit import GitHub
 
-from .github import GitHubError, app_client, http_timeout
+from .github import GitHubError, app_client, as_github_error, http_timeout
 from .jobs import Clients, JobRunner, current_job
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Publisher
@@ -148,7 +148,7 @@ class Reconciler:
                 if queued:
                     log.info(f"reconcile queued {queued} verification(s)")
             except Exception as exc:  # noqa: BLE001 - try again next round
-                log.warning("reconcile failed", extra={"error": f"{type(exc).__name__}: {exc}"})
+                log.warning("reconcile failed", extra={"error": str(as_github_error(exc, "reconcile"))})
             try:
                 await asyncio.wait_for(stop.wait(), self.settings.reconcile_seconds)
             except asyncio.TimeoutError:
