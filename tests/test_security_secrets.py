@@ -77,10 +77,10 @@ def test_serve_refuses_a_bad_configuration_without_echoing_it(tmp_path):
 # --- the log formatter --------------------------------------------------------------------------------
 
 
-def _formatted(exc: BaseException) -> dict:
+def _formatted(exc: Exception) -> dict:
     try:
         raise exc
-    except BaseException:
+    except Exception:  # noqa: BLE001 - any exception: the record needs its exc_info
         record = logging.getLogger("t").makeRecord("t", logging.ERROR, __file__, 1, "job crashed", (),
                                                     sys.exc_info())
     return json.loads(JsonFormatter().format(record))
