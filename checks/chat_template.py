@@ -50,7 +50,6 @@ from .context import Context
 from .evidence import Wanted
 from .result import CheckResult, Finding, Severity, Status
 from .specdecode import ShellLine, SpecUnit, assignments, inventory, resolve, shell_commands, shell_lines, wants_files
-from .yamlload import load
 
 NUMBER = 9
 NAME = "spec-decode chat template"
@@ -106,11 +105,11 @@ def _array_text(lines: tuple[ShellLine, ...], name: str) -> str:
     return " ".join(out)
 
 
-def _recipe_problems(unit: SpecUnit) -> list[Finding]:
+def _recipe_problems(ctx: Context, unit: SpecUnit) -> list[Finding]:
     if unit.error is not None:
         return [Finding(unit.path, unit.error_line, RULE, Severity.ERROR,
                         f"recipe does not parse ({unit.error}); cannot verify use_chat_template")]
-    doc = load(unit.text)  # parsed once already: unit.error is None
+    doc = ctx.yaml(unit.text)  # parsed already: unit.error is None
     bench = doc.get("benchmark") if isinstance(doc, dict) else None
     if not isinstance(bench, dict):
         return [Finding(unit.path, 1, RULE, Severity.ERROR,
@@ -216,7 +215,7 @@ def check(ctx: Context) -> CheckResult:
     scripts: list[str] = []
     for unit in inv.units:
         if unit.kind == "recipe":
-            problems = _recipe_problems(unit)
+            problems = _recipe_problems(ctx, unit)
             if not problems:
                 recipes.append(unit.path)
         else:

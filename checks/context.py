@@ -16,6 +16,7 @@ from typing import Any, Callable, TypeVar
 from . import masterconfig, signoff
 from .policy import CONFIG_PATH, Policy
 from .snapshot import ChangedFile, Snapshot
+from .yamlload import YamlProblem, load
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 T = TypeVar("T")
@@ -26,12 +27,26 @@ class Context:
         self.snap = snap
         self._added: dict[str, tuple[tuple[int, str], ...]] = {}
         self._derived: dict[Callable[[Context], Any], Any] = {}
+        self._yaml: dict[str, Any | YamlProblem] = {}
 
     def once(self, derive: Callable[["Context"], T]) -> T:
         """`derive(self)`, computed the first time any check asks (`derive` must be a pure function)."""
         if derive not in self._derived:
             self._derived[derive] = derive(self)
         return self._derived[derive]
+
+    def yaml(self, text: str) -> Any:
+        """`yamlload.load(text)` (raising its YamlProblem), parsed once: a recipe is read by several checks
+        and lint rules. The result is shared, so it is read, never changed."""
+        if text not in self._yaml:
+            try:
+                self._yaml[text] = load(text)
+            except YamlProblem as problem:
+                self._yaml[text] = problem
+        parsed = self._yaml[text]
+        if isinstance(parsed, YamlProblem):
+            raise parsed
+        return parsed
 
     @cached_property
     def _policy(self) -> tuple[Policy, str | None]:

@@ -52,7 +52,7 @@ from .context import Context
 from .evidence import Wanted
 from .masterconfig import search_points
 from .policy import Policy
-from .yamlload import LineDict, LineList, YamlProblem, load
+from .yamlload import LineDict, LineList, YamlProblem
 
 # --------------------------------------------------------------------------
 # Shell scanning
@@ -697,7 +697,7 @@ def _unit(ctx: Context, path: str, text: str, changed: bool) -> SpecUnit | None:
     if is_recipe(ctx.policy, path):
         refs = _refs_to(ctx, path)
         try:
-            doc = load(text)
+            doc = ctx.yaml(text)
         except YamlProblem as exc:
             if not name_spec and not re.search(r"speculative|SIMULATE_ACC", text):
                 return None

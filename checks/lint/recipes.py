@@ -25,7 +25,7 @@ from .. import changelog
 from ..context import Context
 from ..evidence import Wanted
 from ..masterconfig import MasterConfig
-from ..yamlload import LineDict, LineList, YamlProblem, load
+from ..yamlload import LineDict, LineList, YamlProblem
 
 # Per-node hardware of the SKUs InferenceX runs on, keyed by the SKU prefix of
 # a runner label or a recipe's `resources.gpu_type`.
@@ -224,7 +224,7 @@ class _State:
             recipe = None
             if text is not None:
                 try:
-                    recipe = Recipe(path, text, load(text), None)
+                    recipe = Recipe(path, text, self.ctx.yaml(text), None)
                 except YamlProblem as exc:
                     recipe = Recipe(path, text, None, exc)
             self._recipes[path] = recipe
