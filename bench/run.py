@@ -1,6 +1,6 @@
 """signoff-bot's performance benchmark: one command, one table (or `--json`).
 
-    .venv/bin/python bench/run.py [--json] [--latency-ms 100] [--connections 8] [--seconds 5]
+    python bench/run.py [--json] [--latency-ms 100] [--connections 8] [--seconds 5]
 
 For the demo world and every shared world (../shared/fixtures/worlds, when
 present), the fake GitHub serves the world from this process with a fixed
