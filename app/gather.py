@@ -51,7 +51,7 @@ from checks.snapshot import (
 
 from . import artifacts as artifact_zip
 from .files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, blob_sha, decode_text
-from .github import GitHubError, as_github_error
+from .github import GitHubError, as_github_error, call
 from .patches import base_from_patch
 
 MAX_FILES = 3000
@@ -102,14 +102,8 @@ class Gatherer:
             self._kept.put(key, (value,), _weight(value))
         return value
 
-    async def _call(self, what: str, fn: Callable[..., Awaitable[Any]], *args, **kw):
-        try:
-            return await fn(*args, **kw)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes one GitHubError
-            raise as_github_error(exc, what) from None
-
     async def _parsed(self, what: str, fn, *args, **kw):
-        resp = await self._call(what, fn, *args, **kw)
+        resp = await call(what, fn, *args, **kw)
         try:
             return resp.parsed_data
         except Exception as exc:  # noqa: BLE001 - a missing required field raises only here
@@ -119,7 +113,7 @@ class Gatherer:
         items: list = []
         page = 1
         while True:
-            resp = await self._call(what, fn, *args, per_page=PER_PAGE, page=page, **kw)
+            resp = await call(what, fn, *args, per_page=PER_PAGE, page=page, **kw)
             try:
                 data = resp.parsed_data
                 chunk = list(getattr(data, key)) if key else list(data)
@@ -407,7 +401,7 @@ class Gatherer:
         too_big = artifact_zip.oversize(artifact.size_in_bytes)
         if too_big:
             return ArtifactFiles(artifact.id, artifact.name, run_id, error=too_big)
-        resp = await self._call(f"artifact {artifact.id}", self.gh.rest.actions.async_download_artifact,
+        resp = await call(f"artifact {artifact.id}", self.gh.rest.actions.async_download_artifact,
                                 self.owner, self.name, artifact.id, "zip")
         files, error = artifact_zip.unpack(resp.content)
         return ArtifactFiles(artifact.id, artifact.name, run_id, frozen_map(files), error)
@@ -428,7 +422,7 @@ class Gatherer:
         owner, name = target.repo.split("/", 1)
         what = f"{target.repo}#{target.number}"
         try:
-            resp = await self._call(what, self.gh.rest.pulls.async_get, owner, name, target.number)
+            resp = await call(what, self.gh.rest.pulls.async_get, owner, name, target.number)
         except GitHubError as exc:
             if exc.status == 404:
                 return UpstreamDoc(target.url, "pull", target.repo, target.number, error=target.not_found())

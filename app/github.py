@@ -160,3 +160,11 @@ def as_github_error(exc: Exception, what: str) -> GitHubError:
         return GitHubError(f"{what}: {type(exc).__name__}")
     # pydantic.ValidationError and friends: a response without a field GitHub promises.
     return GitHubError(f"{what}: malformed GitHub response ({type(exc).__name__})", status=502)
+
+
+async def call(what: str, fn, *args, **kw):
+    """Await one githubkit call; any failure becomes a GitHubError that says `what` failed."""
+    try:
+        return await fn(*args, **kw)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one GitHubError
+        raise as_github_error(exc, what) from None

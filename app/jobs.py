@@ -36,7 +36,7 @@ from checks.policy import CONFIG_PATH, Policy
 from checks.snapshot import Snapshot
 
 from .gather import Gatherer
-from .github import CallStats, GitHubError, as_github_error, http_timeout, installation_client
+from .github import CallStats, GitHubError, as_github_error, call, http_timeout, installation_client
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
 from .settings import Settings
@@ -128,12 +128,6 @@ class JobRunner:
 
     # --- helpers ------------------------------------------------------------------
 
-    async def _call(self, what: str, fn, *args, **kw):
-        try:
-            return await fn(*args, **kw)
-        except Exception as exc:  # noqa: BLE001
-            raise as_github_error(exc, what) from None
-
     async def _policy(self, gh: GitHub, repo: str, ref: str) -> Policy:
         """The repository's policy overrides, read from its base branch."""
         owner, name = repo.split("/", 1)
@@ -154,7 +148,7 @@ class JobRunner:
 
     async def _pull(self, gh: GitHub, repo: str, pr: int):
         owner, name = repo.split("/", 1)
-        resp = await self._call(f"pull #{pr}", gh.rest.pulls.async_get, owner, name, pr)
+        resp = await call(f"pull #{pr}", gh.rest.pulls.async_get, owner, name, pr)
         return resp.parsed_data
 
     def _enqueue_verify(self, job: Job, reason: str) -> None:
@@ -221,15 +215,15 @@ class JobRunner:
         """+1/-1 reaction and one reply, never repeated when a job is retried."""
         owner, name = job.repo.split("/", 1)
         rest = gh.rest
-        await self._call("reaction", rest.reactions.async_create_for_issue_comment, owner, name, cid,
+        await call("reaction", rest.reactions.async_create_for_issue_comment, owner, name, cid,
                          data={"content": "+1" if accepted else "-1"})
         tag = ACK_TAG.format(comment_id=cid)
-        existing = await self._call("list comments", rest.issues.async_list_comments, owner, name, job.pr,
+        existing = await call("list comments", rest.issues.async_list_comments, owner, name, job.pr,
                                     per_page=100)
         if any(tag in (c.body or "") for c in existing.parsed_data if c.user and
                c.user.login.lower() == self.settings.bot_login.lower()):
             return
-        await self._call("reply", rest.issues.async_create_comment, owner, name, job.pr,
+        await call("reply", rest.issues.async_create_comment, owner, name, job.pr,
                          data={"body": f"{text}\n\n{tag}"})
 
     async def _reuse(self, job: Job, gh: GitHub, policy: Policy, pull, cid: int) -> None:
@@ -258,7 +252,7 @@ class JobRunner:
     async def _validate_run(self, gh: GitHub, job: Job, policy: Policy, pull, arg: str) -> tuple[bool, str]:
         owner, name = job.repo.split("/", 1)
         rest = gh.rest
-        commits = await self._call("PR commits", rest.pulls.async_list_commits, owner, name, job.pr, per_page=100)
+        commits = await call("PR commits", rest.pulls.async_list_commits, owner, name, job.pr, per_page=100)
         in_pr = {c.sha for c in commits.parsed_data}
         if arg:
             if not arg.isdigit():
@@ -276,7 +270,7 @@ class JobRunner:
             if problem:
                 return False, f"`{policy.reuse_command} {arg}` refused: run {arg} {problem}."
             return True, f"`{policy.reuse_command}` accepted: run {run.id} ({run.head_sha[:8]}, {run.conclusion})."
-        runs = await self._call("workflow runs", rest.actions.async_list_workflow_runs_for_repo, owner, name,
+        runs = await call("workflow runs", rest.actions.async_list_workflow_runs_for_repo, owner, name,
                                 branch=pull.head.ref, event="pull_request", status="success", per_page=50)
         for run in sorted(runs.parsed_data.workflow_runs, key=lambda r: r.created_at, reverse=True):
             if not self._run_problem(run, policy, in_pr) and not await self._artifact_problem(gh, job.repo, run.id, policy):
@@ -297,7 +291,7 @@ class JobRunner:
 
     async def _artifact_problem(self, gh: GitHub, repo: str, run_id: int, policy: Policy) -> str | None:
         owner, name = repo.split("/", 1)
-        resp = await self._call("artifacts", gh.rest.actions.async_list_workflow_run_artifacts, owner, name, run_id)
+        resp = await call("artifacts", gh.rest.actions.async_list_workflow_run_artifacts, owner, name, run_id)
         evals = [a for a in resp.parsed_data.artifacts if a.name.startswith(policy.eval_artifact_prefixes)]
         if not evals:
             return "has no eval artifacts"
@@ -309,7 +303,7 @@ class JobRunner:
         ok, who = await self._authorized(gh, job.repo, comment, policy)
         if ok:
             self._enqueue_verify(job, f"{policy.recheck_command} by {comment.user.login}")
-            await self._call("reaction", gh.rest.reactions.async_create_for_issue_comment,
+            await call("reaction", gh.rest.reactions.async_create_for_issue_comment,
                              *job.repo.split("/", 1), comment.id, data={"content": "+1"})
             return
         await self._acknowledge(gh, job, comment.id, False,

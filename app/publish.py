@@ -29,7 +29,7 @@ from checks.result import Finding, Severity, Verdict
 from checks.snapshot import Comment, Snapshot
 
 from . import render
-from .github import GitHubError, as_github_error
+from .github import GitHubError, call
 from .patches import commentable_lines
 
 CHECK_NAME = "codeowner-signoff-verify"
@@ -67,12 +67,6 @@ class Publisher:
         self.owner, self.name = repo.split("/", 1)
         self.bot_login = bot_login
 
-    async def _call(self, what: str, fn, *args, **kw):
-        try:
-            return await fn(*args, **kw)
-        except Exception as exc:  # noqa: BLE001
-            raise as_github_error(exc, what) from None
-
     # --- the verdict -------------------------------------------------------------
 
     async def verdict(self, snap: Snapshot, verdict: Verdict, policy: Policy, sticky: bool = True) -> Published:
@@ -103,7 +97,7 @@ class Publisher:
         number = snap.pr.number
         sticky = next((c for c in self._bot_comments(snap) if render.marker_sha(c.body) is not None), None)
         if sticky is None:
-            resp = await self._call("create verdict comment", rest.issues.async_create_comment,
+            resp = await call("create verdict comment", rest.issues.async_create_comment,
                                     self.owner, self.name, number, data={"body": body})
             created = resp.parsed_data
             out.comment_id, out.comment_url, out.comment_action = created.id, created.html_url, "created"
@@ -113,14 +107,14 @@ class Publisher:
         if sticky.body == body:
             out.comment_action = "unchanged"
             return
-        await self._call("update verdict comment", rest.issues.async_update_comment,
+        await call("update verdict comment", rest.issues.async_update_comment,
                          self.owner, self.name, sticky.id, data={"body": body})
         out.comment_action = "updated"
         out.writes.append("verdict comment updated")
         before, after = _label(sticky.body), _label(body)
         if before and after and before != after:
             note = f"Sign-off verdict changed from {before} to {after}: see [the verdict]({sticky.url})."
-            resp = await self._call("create verdict-change comment", rest.issues.async_create_comment,
+            resp = await call("create verdict-change comment", rest.issues.async_create_comment,
                                     self.owner, self.name, number, data={"body": note})
             out.flip_comment_id = resp.parsed_data.id
             out.writes.append(f"verdict change comment ({before} -> {after})")
@@ -138,7 +132,7 @@ class Publisher:
         data = {"state": state, "context": CHECK_NAME, "description": description[:140]}
         if comment_url:
             data["target_url"] = comment_url
-        await self._call("commit status", self.gh.rest.repos.async_create_commit_status,
+        await call("commit status", self.gh.rest.repos.async_create_commit_status,
                          self.owner, self.name, sha, data=data)
         return state
 
@@ -158,7 +152,7 @@ class Publisher:
         """(id, whether anything was written). When the summary lists every finding (path, line, rule,
         severity, message), a run that already shows it has the same annotations too and is left alone."""
         rest = self.gh.rest
-        resp = await self._call(f"list check runs {name}", rest.checks.async_list_for_ref,
+        resp = await call(f"list check runs {name}", rest.checks.async_list_for_ref,
                                 self.owner, self.name, sha, check_name=name, filter_="latest")
         mine = list(resp.parsed_data.check_runs)  # GitHub lets an app see and update only its own by name
         annotations = [_annotation(f) for f in findings]
@@ -178,12 +172,12 @@ class Publisher:
         if mine:
             run_id = mine[0].id
             update = {k: v for k, v in first.items() if k != "head_sha"}
-            await self._call("update check run", rest.checks.async_update, self.owner, self.name, run_id, data=update)
+            await call("update check run", rest.checks.async_update, self.owner, self.name, run_id, data=update)
         else:
-            created = await self._call("create check run", rest.checks.async_create, self.owner, self.name, data=first)
+            created = await call("create check run", rest.checks.async_create, self.owner, self.name, data=first)
             run_id = created.parsed_data.id
         for batch in batches[1:]:
-            await self._call("add annotations", rest.checks.async_update, self.owner, self.name, run_id,
+            await call("add annotations", rest.checks.async_update, self.owner, self.name, run_id,
                              data={"output": {"title": title, "summary": summary, "annotations": batch}})
         return run_id, True
 
@@ -202,7 +196,7 @@ class Publisher:
                      "body": f"**{f.severity.value}** `{f.rule}`: {f.message}\n\n{FINDING_TAG.format(key=finding_key(f))}"}
                     for f in fresh]
         try:
-            resp = await self._call("create review", self.gh.rest.pulls.async_create_review, self.owner, self.name,
+            resp = await call("create review", self.gh.rest.pulls.async_create_review, self.owner, self.name,
                                     snap.pr.number, data={"commit_id": snap.pr.head_sha, "event": "COMMENT",
                                                           "body": f"signoff-bot found {len(fresh)} issue(s) on changed lines.",
                                                           "comments": comments})
@@ -226,7 +220,7 @@ class Publisher:
                 continue
             body = f"{RESOLVED_PREFIX} at {snap.pr.head_sha[:8]}.\n\n~~{c.body.split(chr(10))[0]}~~\n\n" + \
                 FINDING_TAG.format(key=key)
-            await self._call("resolve review comment", self.gh.rest.pulls.async_update_review_comment,
+            await call("resolve review comment", self.gh.rest.pulls.async_update_review_comment,
                              self.owner, self.name, c.id, data={"body": body})
             marked += 1
         return marked
