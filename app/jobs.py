@@ -5,10 +5,12 @@ Kinds:
   queues a verification; `/reuse-sweep-run` is validated and acknowledged;
   the re-check command queues a verification (maintainers only).
 - verify: gather, check, publish at the PR's current head, pinned for the job.
+  A sign-off vouches for the content it was first verified on: when the
+  PR's effective diff has changed since, the head's check run is
+  `action_required` (a fresh sign-off is needed) instead of a verdict.
 - opened: post the check run as queued ("awaiting a sign-off") so a required
   check is never stuck at "Expected".
-- synchronize: the head moved. Same effective diff as the last verified head →
-  verify again; otherwise the new head's check run is `action_required`.
+- synchronize: the head moved → verify again, if a sign-off was verified before.
 - sweep: a sweep workflow finished on a commit of the PR → verify.
 - lint: recipe lint on every push, as the `signoff-bot lint` check run plus
   inline comments; fixed findings' comments are marked resolved.
