@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import itertools
 import operator
 import re
@@ -37,6 +38,10 @@ _MAX_ALTS = 8
 
 _OPERATORS = sorted(["&&", "||", ";;&", ";;", ";&", ";", "&", "|&", "|", "(", ")", "<<<", "<<-", "<<",
                      ">>", "&>>", "&>", ">&", "<&", ">|", "<>", ">", "<"], key=len, reverse=True)
+_OPERATOR_CHARS = frozenset(o[0] for o in _OPERATORS)
+_OPERATOR = re.compile("|".join(re.escape(o) for o in _OPERATORS))  # longest first, as `_OPERATORS` is sorted
+_BLANKS = re.compile(r"[ \t\r]+")
+_BALANCED = {"(": re.compile(r"[\\\n'\"()]"), "{": re.compile(r"[\\\n\"{}]")}  # what `_balanced` must look at
 _REDIRECTS = {"<", ">", ">>", ">|", "<>", "&>", "&>>", ">&", "<&", "<<<", "<<", "<<-"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
@@ -83,6 +88,13 @@ class _Tok:
     items: tuple[Word, ...] = ()
 
 
+@functools.cache
+def _plain(stop: str, quoted: bool, end: str) -> re.Pattern:
+    """A run of characters `_Lexer._word_parts` takes as they are, in its mode."""
+    special = set(stop) | set("\\$`\n\x00") | set(end) | (set() if quoted else set("'\""))
+    return re.compile("[^" + "".join(re.escape(c) for c in sorted(special)) + "]+")
+
+
 class _Lexer:
     def __init__(self, text: str, nesting: int = 0):
         self.nesting = nesting  # `${a:-${b:-...}}` depth: beyond _MAX_NESTING a value is unknown
@@ -98,7 +110,7 @@ class _Lexer:
         while self.i < len(s):
             c = s[self.i]
             if c in " \t\r":
-                self.i += 1
+                self.i = _BLANKS.match(s, self.i).end()
             elif c == "\\" and s.startswith("\\\n", self.i):
                 self.i += 2
                 self.line += 1
@@ -108,20 +120,19 @@ class _Lexer:
                 self.line += 1
                 self._skip_heredocs()
             elif c == "#":
-                while self.i < len(s) and s[self.i] != "\n":
-                    self.i += 1
+                end = s.find("\n", self.i)
+                self.i = len(s) if end < 0 else end
             elif s.startswith("((", self.i):
                 line = self.line
                 text = self._balanced(self.i + 2, "(", ")", depth=2)
                 self.toks.append(_Tok("arith", line, word=Word((Part("arith", text),), line)))
+            elif c in _OPERATOR_CHARS:
+                op = _OPERATOR.match(s, self.i).group()
+                self.toks.append(_Tok("op", self.line, op=op))
+                self.i += len(op)
+                if op in ("<<", "<<-"):
+                    self.want_delim = op == "<<-"
             else:
-                op = next((o for o in _OPERATORS if s.startswith(o, self.i)), None)
-                if op is not None:
-                    self.toks.append(_Tok("op", self.line, op=op))
-                    self.i += len(op)
-                    if op in ("<<", "<<-"):
-                        self.want_delim = op == "<<-"
-                    continue
                 self._word_or_array()
         return self.toks
 
@@ -141,16 +152,21 @@ class _Lexer:
     def _balanced(self, start: int, open_: str, close: str, depth: int = 1) -> str:
         """The text up to the `depth`-fold matching `close` (quotes respected); advance past it."""
         s = self.s
+        special = _BALANCED[open_]
         i = start
         level = depth
-        while i < len(s):
+        while True:
+            m = special.search(s, i)
+            if m is None:
+                break
+            i = m.start()
             c = s[i]
             if c == "\\":
                 i += 2
                 continue
             if c == "\n":
                 self.line += 1
-            elif c == "'" and open_ == "(":
+            elif c == "'":
                 j = s.find("'", i + 1)
                 j = len(s) if j < 0 else j
                 self.line += s.count("\n", i, j)
@@ -231,7 +247,13 @@ class _Lexer:
                 parts.append(Part("lit", "".join(buf), q))
                 buf.clear()
 
+        plain = _plain(stop, quoted, end)
         while self.i < len(s):
+            run = plain.match(s, self.i)  # ordinary characters, taken in one step
+            if run is not None:
+                buf.append(run.group())
+                self.i = run.end()
+                continue
             c = s[self.i]
             if end and s.startswith(end, self.i):
                 self.i += len(end)
