@@ -2,8 +2,9 @@
 
 A `Context` wraps one immutable `Snapshot` and lazily derives what several
 checks need: the repository policy, the sign-off, the parsed master configs,
-the changed config entries and the added lines of each file. It holds no
-state beyond caches of pure functions of the snapshot.
+the changed config entries, the added lines of each file, and each recipe
+and script read once. It holds no state beyond caches of pure functions of
+the snapshot.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from functools import cached_property
 from typing import Any, Callable, TypeVar
 
-from . import masterconfig, signoff
+from . import masterconfig, shell, signoff
 from .policy import CONFIG_PATH, Policy
 from .snapshot import ChangedFile, Snapshot
 from .yamlload import YamlProblem, load
@@ -28,6 +29,7 @@ class Context:
         self._added: dict[str, tuple[tuple[int, str], ...]] = {}
         self._derived: dict[Callable[[Context], Any], Any] = {}
         self._yaml: dict[str, Any | YamlProblem] = {}
+        self._scripts: dict[str, shell.Script] = {}
 
     def once(self, derive: Callable[["Context"], T]) -> T:
         """`derive(self)`, computed the first time any check asks (`derive` must be a pure function)."""
@@ -47,6 +49,12 @@ class Context:
         if isinstance(parsed, YamlProblem):
             raise parsed
         return parsed
+
+    def script(self, text: str) -> shell.Script:
+        """`shell.Script(text)`, lexed and parsed once: a benchmark script is read by checks 3 and 8-11."""
+        if text not in self._scripts:
+            self._scripts[text] = shell.Script(text)
+        return self._scripts[text]
 
     @cached_property
     def _policy(self) -> tuple[Policy, str | None]:

@@ -52,7 +52,7 @@ and some complete config leaves the key unset. The equivalence table:
     `deepseek_mtp` (any `*mtp`) == `mtp`; case, number spelling (8 == 8.0)
     and JSON key order never matter.
 
-What the PR serves. A changed script is run (`shell.launches`) once
+What the PR serves. A changed script is run (`shell.Script.launches`) once
 per search-space point of the master-config entry that runs it (paired by
 name: model prefix, precision, SKU, engine, scenario directory), with
 MODEL, TP, EP_SIZE (default 1), DP_ATTENTION, KV_OFFLOADING and
@@ -89,7 +89,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from . import masterconfig, serverargs, shell, signoff
+from . import masterconfig, serverargs, signoff
 from .context import Context
 from .evidence import UpstreamTarget, Wanted
 from .masterconfig import EntryChange
@@ -198,7 +198,7 @@ def _scope(ctx: Context) -> _Scope:
         multi.append("benchmarks/multi_node/**")
     for f in ctx.changed_files:
         if f.path.startswith(SINGLE_NODE_DIR) and f.path.endswith(".sh") and f.head_text is not None:
-            engines = [l.engine for l in shell.launches(f.head_text)]
+            engines = [l.engine for l in ctx.script(f.head_text).launches()]
             if engines:
                 scripts.append((f, engines[0]))
     entries, other = [], []
@@ -312,7 +312,8 @@ def _script_subjects(ctx: Context, f: ChangedFile, engine: str,
         env = _point_env(entry, point)
         if env not in envs:
             envs.append(env)
-    commands = [serverargs.server_args(l) for env in envs for l in shell.launches(f.head_text or "", env)]
+    script = ctx.script(f.head_text or "")
+    commands = [serverargs.server_args(l) for env in envs for l in script.launches(env)]
     commands = [c for c in commands if not c.multinode and c.engine == engine]
     if not commands:
         return [_problem(f.path, f"{f.path} reaches no single-node {engine} launch for any search-space point of "

@@ -4,8 +4,9 @@ Check 3 compares the MAJOR server args an InferenceX single-node script
 serves with the args an upstream recipe documents. Both sides are parsed
 here into one vocabulary:
 
-- `checks.shell.launches(script, env)` (a small bash interpreter) finds the
-  `vllm serve` / `python -m sglang.launch_server` commands a script reaches.
+- `checks.shell.Script(text).launches(env)` (a small bash interpreter) finds
+  the `vllm serve` / `python -m sglang.launch_server` commands a script
+  reaches.
 - `server_args(launch)` turns a launch into normalized `Arg`s: aliases
   folded (`--tp`, `--tp-size` -> tensor-parallel-size; `--model-path` ->
   model), `--flag=value` and `--flag value` alike, `--no-x` -> x=false,
@@ -28,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from .shell import UNKNOWN, Launch, Token, launches, shell_exports
+from .shell import UNKNOWN, Launch, Script, Token
 from .yamlload import YamlProblem, load
 
 # ---------------------------------------------------------------------------
@@ -553,12 +554,12 @@ def _guide(text: str, sku: str) -> tuple[tuple[str, ...], tuple[Source, ...]]:
     (`heading_applies`). `export`s in a block apply to the serve commands
     of its section and of the sections nested in it.
     """
-    blocks = _blocks(text)
-    exports = [(b, shell_exports(b.code)) for b in blocks]
+    blocks = [(b, Script(b.code)) for b in _blocks(text)]
+    exports = [(b, script.exports()) for b, script in blocks]
     models: list[str] = []
     sources: list[Source] = []
-    for block in blocks:
-        for launch in launches(block.code):
+    for block, script in blocks:
+        for launch in script.launches():
             cmd = server_args(launch)
             model = cmd.model.known[0] if cmd.model is not None and cmd.model.known else ""
             if model and model not in models:

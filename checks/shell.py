@@ -1,14 +1,35 @@
-"""A small, total interpreter over the bash subset benchmark scripts are written in.
+"""Reading bash: the one place that knows the syntax of the benchmark scripts.
 
-`launches(script, env)` runs assignments, arrays, `export`, `if`/`case`/loops,
-functions, `&&`/`||`, quoting, `${VAR:-default}` and `$((...))`, and returns
-every `vllm serve` / `python -m sglang.launch_server` command it reaches,
-each token with the line it was written on. `env` holds the variables the
-master config gives the script (MODEL, TP, EP_SIZE, DP_ATTENTION, ...); every
-other variable the script does not assign is *unknown*. A condition that
-depends on an unknown value is undecidable: both branches run, and a
-variable they set differently keeps every candidate value.
-`shell_exports(script)` lists the environment a script exports.
+A `Script` is lexed and parsed once, by one lexer, and read two ways:
+
+- As a program. `Script.launches(env)` is a small, total interpreter: it
+  runs assignments, arrays, `export`, `if`/`case`/loops, functions,
+  `&&`/`||`, quoting, `${VAR:-default}` and `$((...))`, and returns every
+  `vllm serve` / `python -m sglang.launch_server` command it reaches, each
+  token with the line it was written on. `env` holds the variables the
+  master config gives the script (MODEL, TP, EP_SIZE, DP_ATTENTION, ...);
+  every other variable the script does not assign is *unknown*. A condition
+  that depends on an unknown value is undecidable: both branches run, and a
+  variable they set differently keeps every candidate value.
+  `Script.exports()` lists the environment a script exports. Check 3 reads
+  scripts this way (`checks/serverargs.py`, `checks/recipe_link.py`).
+- As lines. `Script.lines` gives every physical line with its code (the
+  comment cut where bash cuts it), the heredoc it is the body of (its
+  delimiter, whether it is quoted, whether the body is a diff or python),
+  and `expanded`: the code with each variable whose value the script fixes
+  substituted. `Script.commands` joins lines into the logical lines bash
+  reads, and `Script.assignments` lists every variable the script sets.
+  Checks 8-11 read scripts this way, looking for settings with patterns
+  (`checks/architecture.py`, `checks/chat_template.py`,
+  `checks/engine_patches.py`, `checks/specdecode.py`).
+
+The two ways evaluate variables differently on purpose. The interpreter
+follows the control flow for one set of runner variables, because check 3
+compares the server args of each search-space point. The line readers need
+one value per variable wherever it is used, in any line, heredoc body or
+JSON string: a variable is fixed when every assignment in the script gives
+it the same value, whatever branch it sits in, and a variable the script
+reads before setting it (`N="${N:-2}"`) is taken as not set by the runner.
 
 PR content is never executed: this reads scripts as text. Work, nesting and
 recursion are capped, so hostile input ends as unknown values, never an
@@ -18,13 +39,14 @@ exception or an unbounded loop.
 from __future__ import annotations
 
 import ast
+import bisect
 import fnmatch
-import functools
 import itertools
 import operator
 import re
 from dataclasses import dataclass, replace
-from typing import Iterable, Mapping
+from functools import cache, cached_property, lru_cache
+from typing import Callable, Iterable, Iterator, Mapping
 
 # ---------------------------------------------------------------------------
 # Shell subset: lexer
@@ -86,27 +108,59 @@ class _Tok:
     name: str = ""  # array assignment: variable name
     append: bool = False
     items: tuple[Word, ...] = ()
+    lit: str | None = None  # a word's `unquoted_literal`, worked out once for the parser
 
 
-@functools.cache
+@cache
 def _plain(stop: str, quoted: bool, end: str) -> re.Pattern:
     """A run of characters `_Lexer._word_parts` takes as they are, in its mode."""
     special = set(stop) | set("\\$`\n\x00") | set(end) | (set() if quoted else set("'\""))
     return re.compile("[^" + "".join(re.escape(c) for c in sorted(special)) + "]+")
 
 
+@lru_cache(maxsize=64)
+def _terminator(delimiter: str, strip_tabs: bool) -> re.Pattern:
+    """The line that ends a heredoc body."""
+    return re.compile(("^\t*" if strip_tabs else "^") + re.escape(delimiter) + "$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class _DocSpan:
+    """A heredoc as the lexer met it (offsets into the lexed text)."""
+
+    line: int  # line of its `<<` operator
+    at: int  # offset of the operator
+    first: int  # first body line
+    last: int  # its terminator's line; the last line read when it is unterminated
+    closed: bool
+    delimiter: str
+    quoted: bool
+
+
 class _Lexer:
-    def __init__(self, text: str, nesting: int = 0):
-        self.nesting = nesting  # `${a:-${b:-...}}` depth: beyond _MAX_NESTING a value is unknown
+    """Tokens of a script; with `record`, also what a line-by-line reader needs (comments, heredocs, expansions)."""
+
+    def __init__(self, text: str, nesting: int = 0, record: bool = False, line: int = 1):
+        self.nesting = nesting  # `${...}` / `$(...)` depth: beyond _MAX_NESTING a value is unknown
+        self.record = record
         self.s = text[:MAX_SCRIPT]
         self.i = 0
-        self.line = 1
+        self.line = line
         self.toks: list[_Tok] = []
-        self.heredocs: list[tuple[str, bool]] = []
-        self.want_delim: bool | None = None  # after << / <<-: whether tabs are stripped
+        self.heredocs: list[tuple[str, bool, bool, int, int]] = []  # pending: delimiter, <<-, quoted, line, offset
+        self.want_delim: tuple[bool, int, int] | None = None  # after << / <<-: (<<-, line, offset)
+        self.comments: list[int] = []  # offsets where comments start
+        self.docs: list[_DocSpan] = []
+        self.refs: list[tuple[int, int, Part]] = []  # (start, end, part) of each parameter expansion
 
     def run(self) -> list[_Tok]:
+        self._tokens(close=False)
+        return self.toks
+
+    def _tokens(self, close: bool) -> bool:
+        """Lex to the end, or with `close` to the `)` that closes a `$(`: whether that `)` was found."""
         s = self.s
+        depth = 0
         while self.i < len(s):
             c = s[self.i]
             if c in " \t\r":
@@ -120,34 +174,61 @@ class _Lexer:
                 self.line += 1
                 self._skip_heredocs()
             elif c == "#":
-                end = s.find("\n", self.i)
-                self.i = len(s) if end < 0 else end
+                self._comment()
             elif s.startswith("((", self.i):
                 line = self.line
                 text = self._balanced(self.i + 2, "(", ")", depth=2)
                 self.toks.append(_Tok("arith", line, word=Word((Part("arith", text),), line)))
             elif c in _OPERATOR_CHARS:
                 op = _OPERATOR.match(s, self.i).group()
-                self.toks.append(_Tok("op", self.line, op=op))
                 self.i += len(op)
+                if close and op in ("(", ")"):
+                    if op == ")" and depth == 0:
+                        return True
+                    depth += 1 if op == "(" else -1
+                self.toks.append(_Tok("op", self.line, op=op))
                 if op in ("<<", "<<-"):
-                    self.want_delim = op == "<<-"
+                    self.want_delim = (op == "<<-", self.line, self.i - len(op))
             else:
                 self._word_or_array()
-        return self.toks
+        return False
+
+    def _comment(self) -> None:
+        self.comments.append(self.i)
+        end = self.s.find("\n", self.i)
+        self.i = len(self.s) if end < 0 else end
 
     def _skip_heredocs(self) -> None:
+        """Read the bodies of the heredocs opened on the line just ended, in order.
+
+        A body ends at a line that is exactly its delimiter (`<<-`: after leading tabs), as in bash.
+        """
         s = self.s
-        for delim, strip in self.heredocs:
-            while self.i < len(s):
-                end = s.find("\n", self.i)
-                end = len(s) if end < 0 else end
-                body = s[self.i:end]
-                self.i = min(end + 1, len(s))
-                self.line += 1
-                if (body.lstrip("\t") if strip else body).strip() == delim:
-                    break
+        for delim, strip, quoted, line, at in self.heredocs:
+            start, first = self.i, self.line
+            end = _terminator(delim, strip).search(s, start) if "\n" not in delim else None
+            if end is not None and end.start() == len(s):
+                end = None  # an empty delimiter matched past the last line
+            stop = end.start() if end else len(s)  # where the body ends
+            self.i = min(end.end() + 1, len(s)) if end else len(s)
+            self.line += s.count("\n", start, self.i)
+            if self.i == len(s) and start < len(s) and not s.endswith("\n"):
+                self.line += 1  # the last line, which has no newline
+            if self.record and not quoted:
+                self._body_refs(start, stop)
+            self.docs.append(_DocSpan(line, at, first, self.line - 1, end is not None, delim, quoted))
         self.heredocs = []
+
+    def _body_refs(self, start: int, stop: int) -> None:
+        """Record the expansions in a heredoc body (its delimiter unquoted), line by line."""
+        s = self.s
+        j = s.find("$", start, stop)
+        while j >= 0:
+            begin = s.rfind("\n", start, j) + 1 or start
+            end = s.find("\n", j, stop)
+            end = stop if end < 0 else end
+            self.refs.extend((a + begin, b + begin, part) for a, b, part in _expansions(s[begin:end], self.nesting))
+            j = s.find("$", end, stop)
 
     def _balanced(self, start: int, open_: str, close: str, depth: int = 1) -> str:
         """The text up to the `depth`-fold matching `close` (quotes respected); advance past it."""
@@ -201,12 +282,12 @@ class _Lexer:
             return
         if self.want_delim is not None:
             delim = "".join(p.text for p in parts)
-            self.heredocs.append((delim, self.want_delim))
+            self.heredocs.append((delim, self.want_delim[0], any(p.quoted for p in parts), *self.want_delim[1:]))
             self.want_delim = None
         if not parts:  # a stray character no rule consumes: skip it
             self.i += 1
             return
-        self.toks.append(_Tok("word", line, word=word))
+        self.toks.append(_Tok("word", line, word=word, lit=lit))
 
     def _array_items(self) -> list[Word]:
         s = self.s
@@ -222,8 +303,7 @@ class _Lexer:
                 self.i += 2
                 self.line += 1
             elif c == "#":
-                while self.i < len(s) and s[self.i] != "\n":
-                    self.i += 1
+                self._comment()
             elif c == ")":
                 self.i += 1
                 break
@@ -302,10 +382,13 @@ class _Lexer:
                 self.i = j + 1
                 continue
             if c == "$":
+                start = self.i
                 part = self._dollar(quoted)
                 if part is not None:
                     flush()
                     parts.append(part)
+                    if self.record and part.kind == "param":
+                        self.refs.append((start, self.i, part))
                     continue
             buf.append(c)
             self.i += 1
@@ -319,8 +402,7 @@ class _Lexer:
             text = self._balanced(i + 3, "(", ")", depth=2)
             return Part("arith", text, quoted)
         if s.startswith("$(", i):
-            text = self._balanced(i + 2, "(", ")")
-            return Part("cmd", text, quoted)
+            return Part("cmd", self._substitution(i + 2), quoted)
         if s.startswith("${", i):
             text = self._balanced(i + 2, "{", "}")
             return self._braced(text, quoted)
@@ -333,11 +415,28 @@ class _Lexer:
         m = _NAME.match(s, i + 1)
         if m:
             self.i = m.end()
-            return Part("param", m.group(0), quoted, name=m.group(0))
+            return Part("param", "$" + m.group(0), quoted, name=m.group(0))
         if i + 1 < len(s) and (s[i + 1].isdigit() or s[i + 1] in "@*#?$!-"):
             self.i = i + 2
             return Part("param", s[i:i + 2], quoted, name=s[i + 1])
         return None
+
+    def _substitution(self, start: int) -> str:
+        """The text of the `$(...)` whose body starts at `start`; advance past it.
+
+        The body is lexed as the script it is, so its comments, heredocs and expansions are known like
+        the script's own; its tokens are dropped (a command substitution is never run).
+        """
+        if self.nesting >= _MAX_NESTING:
+            return self._balanced(start, "(", ")")
+        outer = (self.toks, self.heredocs, self.want_delim)
+        self.toks, self.heredocs, self.want_delim = [], [], None
+        self.nesting += 1
+        self.i = start
+        closed = self._tokens(close=True)
+        self.nesting -= 1
+        self.toks, self.heredocs, self.want_delim = outer
+        return self.s[start:self.i - 1] if closed else self.s[start:]
 
     def _braced(self, text: str, quoted: bool) -> Part:
         m = re.match(r"([A-Za-z_][A-Za-z0-9_]*|\d+|[@*#?$!-])(?:\[([^\]]*)\])?", text)
@@ -357,6 +456,13 @@ class _Lexer:
             else:
                 op = "?"
         return Part("param", "${" + text + "}", quoted, name=name, index=index, op=op, arg=arg)
+
+
+def _expansions(text: str, nesting: int = 0) -> list[tuple[int, int, Part]]:
+    """The parameter expansions of one line of a heredoc body, where quotes are plain characters."""
+    lexer = _Lexer(text, nesting + 1, record=True)
+    lexer._word_parts(stop="", quoted=True, end="\n")
+    return lexer.refs
 
 
 # ---------------------------------------------------------------------------
@@ -428,7 +534,7 @@ class _Parser:
         return self.t[self.i] if self.i < len(self.t) else None
 
     def _word_is(self, tok: _Tok | None, *names: str) -> bool:
-        return tok is not None and tok.kind == "word" and tok.word.unquoted_literal in names
+        return tok is not None and tok.kind == "word" and tok.lit in names
 
     def _skip_nl(self) -> None:
         while self.i < len(self.t) and (self.t[self.i].kind == "nl" or
@@ -456,7 +562,7 @@ class _Parser:
                     continue
                 if tok.kind == "op" and tok.op in stop_ops:
                     break
-                if tok.kind == "word" and tok.word.unquoted_literal in stops:
+                if tok.kind == "word" and tok.lit in stops:
                     break
                 start = self.i
                 node = self.and_or(stops, stop_ops)
@@ -512,7 +618,7 @@ class _Parser:
         if tok is None:
             return None
         if tok.kind == "word":
-            lit = tok.word.unquoted_literal
+            lit = tok.lit
             if lit == "if":
                 return self._redirects(self._if())
             if lit == "case":
@@ -527,7 +633,7 @@ class _Parser:
             if lit == "function":
                 self.i += 1
                 name_tok = self._peek()
-                name = name_tok.word.unquoted_literal if name_tok and name_tok.kind == "word" else None
+                name = name_tok.lit if name_tok and name_tok.kind == "word" else None
                 self.i += 1
                 if self._op_at(0, "(") and self._op_at(1, ")"):
                     self.i += 2
@@ -569,7 +675,7 @@ class _Parser:
     def _fd_before_redirect(self) -> bool:
         """Whether the next token is the fd number of a redirection (the `2` of `2>&1`)."""
         tok = self._peek()
-        lit = tok.word.unquoted_literal if tok is not None and tok.kind == "word" else None
+        lit = tok.lit if tok is not None and tok.kind == "word" else None
         return bool(lit) and lit.isdigit() and self.i + 1 < len(self.t) \
             and self.t[self.i + 1].kind == "op" and self.t[self.i + 1].op in _REDIRECTS
 
@@ -587,7 +693,7 @@ class _Parser:
             self.i += 1
             if tok.kind == "word":
                 words.append(tok.word)
-                if tok.word.unquoted_literal == "]]":
+                if tok.lit == "]]":
                     break
             elif tok.kind == "op":
                 words.append(Word((Part("lit", tok.op),), tok.line))
@@ -691,16 +797,15 @@ class _Parser:
                 continue
             if tok.kind != "word":
                 break
-            lit = tok.word.unquoted_literal
+            lit = tok.lit
             if not words and not assigns and lit in stops:
                 break
             if self._fd_before_redirect():
                 self.i += 1
                 continue
-            first = tok.word.parts[0] if tok.word.parts else None
-            m = _ASSIGN.match(first.text) if first is not None and first.kind == "lit" and not first.quoted else None
-            if m and not words:
-                assigns.append((m.group(1), bool(m.group(2)), _strip_prefix(tok.word, len(m.group(0))), None))
+            assignment = _assignment(tok.word) if not words else None
+            if assignment is not None:
+                assigns.append((*assignment, None))
             else:
                 words.append(tok.word)
             self.i += 1
@@ -709,16 +814,19 @@ class _Parser:
         return _Simple(line, tuple(assigns), tuple(words))
 
 
-def _strip_prefix(word: Word, n: int) -> Word:
-    first = word.parts[0]
-    rest = first.text[n:]
-    parts = ((replace(first, text=rest),) if rest else ()) + word.parts[1:]
-    return Word(parts, word.line)
+_DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})  # builtins taking NAME=value
 
 
-def parse_shell(text: str) -> tuple:
-    """The statements of a shell script (a bash subset); never raises."""
-    return _Parser(_Lexer(text).run()).statements()
+def _assignment(word: Word) -> tuple[str, bool, Word] | None:
+    """(name, +=, value) of a `NAME=value` / `NAME+=value` word: an assignment where a command starts, or an
+    argument of a declaration builtin (`export X=1`)."""
+    first = word.parts[0] if word.parts else None
+    m = _ASSIGN.match(first.text) if first is not None and first.kind == "lit" and not first.quoted else None
+    if m is None:
+        return None
+    rest = first.text[m.end():]
+    value = ((replace(first, text=rest),) if rest else ()) + word.parts[1:]
+    return m.group(1), bool(m.group(2)), Word(value, word.line)
 
 
 # ---------------------------------------------------------------------------
@@ -905,18 +1013,13 @@ class _Interpreter:
 
     def arith(self, state: _State, text: str) -> str | None:
         """`$((...))` when every variable in it is a known integer; None otherwise."""
-        def value(m: re.Match) -> str:
-            alts = self.lookup(state, m.group(1) or m.group(2) or m.group(3))
+        def integer(name: str) -> str | None:
+            alts = self.lookup(state, name)
             if len(alts) == 1 and isinstance(alts[0], str) and re.fullmatch(r"\s*-?\d+\s*", alts[0]):
                 return alts[0].strip()
-            if len(alts) == 1 and alts[0] in ("", _UNSET):
-                return "0"
-            raise ValueError("unknown operand")
+            return "0" if len(alts) == 1 and alts[0] in ("", _UNSET) else None
 
-        try:
-            return _eval_int(re.sub(r"\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)|\b([A-Za-z_]\w*)\b", value, text))
-        except (ValueError, SyntaxError, ZeroDivisionError, RecursionError, MemoryError):
-            return None
+        return _arithmetic(text, integer)
 
     def expand(self, state: _State, word: Word, split: bool = True) -> list[Token]:
         """The fields of `word`; when branches left candidates, one Token per field with every candidate."""
@@ -1041,7 +1144,7 @@ class _Interpreter:
             for name, append, scalar, array in node.assigns:
                 self.assign(state, name, append, scalar, array, node.line)
             return True, state
-        if command in ("export", "declare", "typeset", "local", "readonly"):
+        if command in _DECLARATIONS:
             return True, self.declare(node, state, command)
         if command == "unset":
             for name in values[1:]:
@@ -1097,11 +1200,10 @@ class _Interpreter:
             if export:
                 state.exported.add(name)
         for w in node.words[1:]:
-            first = w.parts[0] if w.parts else None
-            m = _ASSIGN.match(first.text) if first is not None and first.kind == "lit" and not first.quoted else None
-            if m:
-                self.assign(state, m.group(1), bool(m.group(2)), _strip_prefix(w, len(m.group(0))), None, w.line)
-                name = m.group(1)
+            assignment = _assignment(w)
+            if assignment is not None:
+                name, append, value = assignment
+                self.assign(state, name, append, value, None, w.line)
             else:
                 name = w.unquoted_literal or ""
             if export and _NAME.fullmatch(name):
@@ -1291,6 +1393,23 @@ class _Test:
         return left < right if op == "<" else left > right
 
 
+_ARITH_NAME = re.compile(r"\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)|\b([A-Za-z_]\w*)\b")
+
+
+def _arithmetic(text: str, integer: Callable[[str], str | None]) -> str | None:
+    """`$((text))` when `integer(name)` gives every variable in it; None otherwise."""
+    def value(m: re.Match) -> str:
+        found = integer(m.group(1) or m.group(2) or m.group(3))
+        if found is None:
+            raise ValueError("unknown operand")
+        return found
+
+    try:
+        return _eval_int(_ARITH_NAME.sub(value, text))
+    except (ValueError, SyntaxError, ZeroDivisionError, RecursionError, MemoryError):
+        return None
+
+
 _ARITH_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
               ast.FloorDiv: operator.floordiv, ast.Div: operator.floordiv, ast.Mod: operator.mod}
 
@@ -1315,32 +1434,401 @@ def _eval_int(expr: str) -> str:
     return str(ev(tree))
 
 
-def launches(script: str, env: Mapping[str, str] | None = None) -> tuple[Launch, ...]:
-    """Every vLLM/SGLang server launch `script` reaches with `env` as the known variables.
+# ---------------------------------------------------------------------------
+# A script, read once: as a program and as lines
+# ---------------------------------------------------------------------------
 
-    Functions the script defines but never calls are run last, so a launch
-    wrapped in an uncalled helper is still found.
+MAX_RESOLVED = 20_000  # characters a variable's value, or the expansions on one line, may come to
+_MAX_CHAIN = 8  # a value is worked out through at most this many other variables
+_DIFF_BODY = re.compile(r"^(?:diff --git |--- \S|\+\+\+ \S|@@ -\d|Index: )")
+_PYTHON_CMD = re.compile(r"\bpython[\d.]*\b")
+_END = object()
+
+
+@dataclass(frozen=True)
+class Heredoc:
+    """A here-document, and what its body is."""
+
+    start: int  # line of its `<<` operator
+    end: int  # line of its terminator (the last line read when it is unterminated)
+    opener: str  # the line of the operator, comment stripped
+    delimiter: str
+    quoted: bool  # `<<'EOF'`, `<<"EOF"`, `<<\EOF`: the body is literal, nothing in it is expanded
+    diff: bool  # the body is a unified diff: data to apply, not code to run
+    python: bool  # the body is fed to a python interpreter
+
+
+@dataclass(frozen=True)
+class ShellLine:
+    """One physical line of a script."""
+
+    number: int
+    text: str  # the raw line
+    code: str  # the line without its comment ("" for comments, blanks, heredoc terminators); heredoc bodies verbatim
+    heredoc: Heredoc | None  # set on heredoc body lines
+    expanded: str  # `code` with each variable whose value the script fixes replaced by that value
+
+    @classmethod
+    def alone(cls, number: int, text: str) -> ShellLine:
+        """A line read on its own (a line of YAML or of a Dockerfile): nothing carries over from other lines."""
+        code = line_code(text)
+        return cls(number, text, code, None, code)
+
+
+@dataclass(frozen=True)
+class ShellCommand:
+    """A logical line: the physical lines bash reads as one (over a trailing backslash, or an open quote,
+    array or `$(...)`), without comments and heredoc bodies."""
+
+    line: int
+    end: int
+    text: str
+    expanded: str  # as `ShellLine.expanded`
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A variable the script sets: `NAME=value`, `NAME+=value`, `NAME=(items)`, alone or as an argument of
+    `export` / `declare` / `local` / `readonly` / `typeset`. Prefix assignments (`NAME=value cmd`) only set
+    the command's environment and are not listed."""
+
+    name: str
+    line: int
+    value: Word | None  # None for an array
+    items: tuple[Word, ...] | None  # the items of an array
+    append: bool
+
+    @property
+    def text(self) -> str:
+        """The value as written, quotes removed; expansions and command substitutions kept as source."""
+        if self.items is not None:
+            return "(" + " ".join(_as_written(w.parts) for w in self.items) + ")"
+        return _as_written(self.value.parts if self.value is not None else ())
+
+
+def _as_written(parts: tuple[Part, ...]) -> str:
+    return "".join(f"$({p.text})" if p.kind == "cmd" else f"$(({p.text}))" if p.kind == "arith" else p.text
+                   for p in parts)
+
+
+def line_code(line: str) -> str:
+    """`line`, read on its own, without its comment (a `#` that starts a word outside quotes)."""
+    if "#" not in line:
+        return line.rstrip()  # most lines: nothing to lex
+    lexer = _Lexer(line)
+    lexer.run()
+    return (line[:lexer.comments[0]] if lexer.comments else line).rstrip()
+
+
+def heredoc_bodies(lines: Iterable[ShellLine]) -> dict[int, list[ShellLine]]:
+    """Body lines of each heredoc, keyed by the line of its operator."""
+    out: dict[int, list[ShellLine]] = {}
+    for ln in lines:
+        if ln.heredoc is not None:
+            out.setdefault(ln.heredoc.start, []).append(ln)
+    return out
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What lexing a text gives the readers of its lines."""
+
+    statements: tuple
+    ends: frozenset[int]  # lines where a logical line ends
+    comments: dict[int, int]  # line -> column where its comment starts
+    refs: dict[int, list[tuple[int, int, Part]]]  # line -> (start, end column, part) of its expansions
+    docs: tuple[tuple[int, int, int, int, bool, str, bool], ...]  # line, column, first, last, closed, delim, quoted
+    lexed: int  # lines read by the lexer; any after them (past MAX_SCRIPT) are read alone
+
+
+def _read_whole(raw: list[str]) -> _Read:
+    text = "\n".join(raw)
+    lexer = _Lexer(text, record=True)
+    tokens = lexer.run()
+    starts = list(itertools.accumulate((len(line) + 1 for line in raw), initial=0))
+
+    def line_of(offset: int) -> int:
+        return bisect.bisect_right(starts, offset)
+
+    comments: dict[int, int] = {}
+    for at in lexer.comments:
+        n = line_of(at)
+        comments.setdefault(n, at - starts[n - 1])
+    refs: dict[int, list[tuple[int, int, Part]]] = {}
+    for begin, end, part in lexer.refs:
+        n = line_of(begin)
+        if end < starts[n]:  # on one line
+            refs.setdefault(n, []).append((begin - starts[n - 1], end - starts[n - 1], part))
+    docs = tuple((d.line, d.at - starts[d.line - 1], d.first, d.last, d.closed, d.delimiter, d.quoted)
+                 for d in lexer.docs)
+    return _Read(_Parser(tokens).statements(), frozenset(t.line for t in tokens if t.kind == "nl"), comments, refs,
+                 docs, bisect.bisect_left(starts, len(lexer.s)) if len(lexer.s) < len(text) else len(raw))
+
+
+def _read_embedded(raw: list[str]) -> _Read:
+    """Each line lexed on its own; a heredoc body ends at its delimiter, indented or not."""
+    statements: list = []
+    comments: dict[int, int] = {}
+    refs: dict[int, list[tuple[int, int, Part]]] = {}
+    docs = []
+    n = 0
+    while n < len(raw):
+        n += 1
+        lexer = _Lexer(raw[n - 1], record=True, line=n)
+        statements.extend(_Parser(lexer.run()).statements())
+        if lexer.comments:
+            comments[n] = lexer.comments[0]
+        if lexer.refs:
+            refs[n] = lexer.refs
+        opener = n
+        for delim, _strip, quoted, _line, at in lexer.heredocs:
+            first = n + 1
+            while n < len(raw) and raw[n].strip() != delim:
+                if not quoted and "$" in raw[n]:
+                    refs[n + 1] = _expansions(raw[n])
+                n += 1
+            closed = n < len(raw)
+            n += closed
+            docs.append((opener, at, first, n, closed, delim, quoted))
+    return _Read(tuple(statements), frozenset(range(1, len(raw) + 1)), comments, refs, tuple(docs), len(raw))
+
+
+class Script:
+    """A bash script, lexed and parsed once, then read two ways.
+
+    As a program: `launches(env)` and `exports()` run the interpreter over its syntax tree. As lines:
+    `lines`, `commands` and `assignments`, for checks that look for settings with patterns. Both come
+    from the one lexer, so quoting, comments, heredocs and `$(...)` mean the same to every reader.
+
+    Lines are those of `str.splitlines`, so their numbers are the diff's. With `embedded`, the text is
+    shell inside YAML (a workflow's `run:` blocks): each line is lexed on its own, since YAML text
+    around the commands may hold quotes that do not pair up, and a heredoc ends at a line that is its
+    delimiter once indentation is stripped (YAML removes the block's indentation before bash reads it).
     """
-    interp = _Interpreter(env or {})
-    state = interp.run(parse_shell(script), _State({}, set()))
-    for name in list(interp.funcs):
-        if name not in interp.called:
-            interp.call(name, state.copy() if state.alive else _State({}, set()))
-    seen: list[Launch] = []
-    for launch in interp.launches:
-        if launch not in seen:
-            seen.append(launch)
-    return tuple(seen)
+
+    def __init__(self, text: str, embedded: bool = False):
+        self.raw = text.splitlines()
+        self.embedded = embedded
+        self._read = (_read_embedded if embedded else _read_whole)(self.raw)
+        self.statements = self._read.statements
+        self._values: dict[str, str | None] = {}
+        self._resolving: set[str] = set()
+
+    # --- as a program ---
+    def launches(self, env: Mapping[str, str] | None = None) -> tuple[Launch, ...]:
+        """Every vLLM/SGLang server launch the script reaches with `env` as the known variables.
+
+        Functions the script defines but never calls are run last, so a launch
+        wrapped in an uncalled helper is still found.
+        """
+        interp = _Interpreter(env or {})
+        state = interp.run(self.statements, _State({}, set()))
+        for name in list(interp.funcs):
+            if name not in interp.called:
+                interp.call(name, state.copy() if state.alive else _State({}, set()))
+        seen: list[Launch] = []
+        for launch in interp.launches:
+            if launch not in seen:
+                seen.append(launch)
+        return tuple(seen)
+
+    def exports(self) -> tuple[tuple[str, Token], ...]:
+        """The variables the script exports (a guide's env block), in the order they were set."""
+        interp = _Interpreter({})
+        state = interp.run(self.statements, _State({}, set()))
+        out = []
+        for name in sorted(state.exported, key=lambda n: state.vars[n].line if n in state.vars else 0):
+            binding = state.vars.get(name)
+            if binding is not None:
+                out.append((name, Token(tuple(a if isinstance(a, str) or a is None else "" for a in binding.alts),
+                                        binding.line)))
+        return tuple(out)
+
+    # --- as lines ---
+    @cached_property
+    def lines(self) -> tuple[ShellLine, ...]:
+        """Every line, classified: code without comments, heredoc bodies, variables expanded."""
+        read = self._read
+        codes = []
+        for n, text in enumerate(self.raw, 1):
+            col = read.comments.get(n)
+            codes.append(line_code(text) if n > read.lexed else (text if col is None else text[:col]).rstrip())
+        docs: dict[int, Heredoc] = {}
+        ends: set[int] = set()
+        python_at: dict[int, int] = {}  # line -> column of the first python on it (-1: none)
+        for line, col, first, last, closed, delim, quoted in read.docs:
+            opener = codes[line - 1]
+            if line not in python_at:
+                m = _PYTHON_CMD.search(opener)
+                python_at[line] = m.start() if m else -1
+            body = range(first, last if closed else last + 1)
+            lead = next((self.raw[k - 1] for k in body if self.raw[k - 1].strip()), "")
+            lead = lead.lstrip() if self.embedded else lead
+            doc = Heredoc(line, max(last, line), opener, delim, quoted, bool(_DIFF_BODY.match(lead)),
+                          0 <= python_at[line] < col)
+            docs.update(dict.fromkeys(body, doc))
+            if closed:
+                ends.add(last)
+        out = []
+        for n, text in enumerate(self.raw, 1):
+            doc = docs.get(n)
+            code = text if doc is not None else "" if n in ends else codes[n - 1]
+            out.append(ShellLine(n, text, code, doc, self._expand_line(code, read.refs.get(n))))
+        return tuple(out)
+
+    @cached_property
+    def commands(self) -> tuple[ShellCommand, ...]:
+        """The logical lines outside heredoc bodies that hold code."""
+        out: list[ShellCommand] = []
+        group: list[ShellLine] = []
+        for ln in self.lines:
+            if ln.heredoc is not None or not group and not ln.code.strip():
+                continue
+            group.append(ln)
+            if ln.number in self._read.ends or ln.number > self._read.lexed:
+                out.append(_command(group))
+                group = []
+        if group:
+            out.append(_command(group))
+        return tuple(out)
+
+    @cached_property
+    def assignments(self) -> tuple[Assignment, ...]:
+        """Every variable the script sets, anywhere (in functions, branches, loops), in order."""
+        out: list[Assignment] = []
+        stack: list[Iterator] = [iter(self.statements)]
+        while stack:
+            node = next(stack[-1], _END)
+            if node is _END:
+                stack.pop()
+            elif isinstance(node, _Simple):
+                declares = bool(node.words) and node.words[0].unquoted_literal in _DECLARATIONS
+                if not node.words or declares:
+                    out.extend(Assignment(name, scalar.line if scalar is not None else node.line, scalar, array, append)
+                               for name, append, scalar, array in node.assigns)
+                for w in node.words[1:] if declares else ():
+                    assignment = _assignment(w)
+                    if assignment is not None:
+                        name, append, value = assignment
+                        out.append(Assignment(name, w.line, value, None, append))
+            elif node is not None:
+                stack.append(iter(_children(node)))
+        return tuple(out)
+
+    def array_items(self, name: str) -> tuple[str, ...]:
+        """The items of every `name=(...)` / `name+=(...)`, with the variables the script fixes expanded."""
+        return tuple(self._render(w.parts, "", 0) or _as_written(w.parts)
+                     for a in self._assigned.get(name, ()) if a.items is not None for w in a.items)
+
+    # --- variables, resolved where every assignment agrees ---
+    @cached_property
+    def _assigned(self) -> dict[str, list[Assignment]]:
+        out: dict[str, list[Assignment]] = {}
+        for a in self.assignments:
+            out.setdefault(a.name, []).append(a)
+        return out
+
+    def _value(self, name: str, depth: int) -> str | None:
+        """The value every assignment of `name` gives it, when they all give the same one; None otherwise.
+
+        Where the line of an assignment runs does not matter: a value two branches set differently is
+        not fixed. A variable the script reads before setting it (`N="${N:-2}"`) is taken as unset by the
+        runner, so N is 2. Unknown variables inside a value stay as written (`{"n": $N}`); a command
+        substitution makes the value unknown.
+        """
+        if name in self._values:
+            return self._values[name]
+        if depth > _MAX_CHAIN or name in self._resolving:
+            return None
+        self._resolving.add(name)
+        found: set[str | None] = set()
+        for a in self._assigned[name]:
+            found.add(None if a.value is None or a.append else self._render(a.value.parts, name, depth))
+            if None in found or len(found) > 1:
+                break
+        self._resolving.discard(name)
+        value = found.pop() if len(found) == 1 else None
+        self._values[name] = value
+        return value
+
+    def _expand(self, part: Part, owner: str, depth: int) -> str | None:
+        """What `$NAME` / `${NAME}` / `${NAME:-word}` (and `-`, `:=`, `=`) comes to; None when not fixed."""
+        if part.kind != "param" or part.op not in ("", ":-", "-", ":=", "=") or part.index \
+                or not _NAME.fullmatch(part.name):
+            return None
+        if part.name == owner or part.name not in self._assigned:  # unset, as far as the script says
+            return self._render(part.arg, owner, depth) if part.op else None
+        value = self._value(part.name, depth + 1)
+        if value == "" and part.op in (":-", ":="):
+            return self._render(part.arg, owner, depth)
+        return value
+
+    def _render(self, parts: tuple[Part, ...], owner: str, depth: int) -> str | None:
+        """The text of a word, expansions resolved where fixed (kept as written where not); None when a
+        command substitution or an undecidable arithmetic makes it unknown."""
+        out: list[str] = []
+        size = 0
+        for p in parts:
+            if p.kind == "lit":
+                text = p.text
+            elif p.kind == "param":
+                text = self._expand(p, owner, depth)
+                text = p.text if text is None else text
+            elif p.kind == "arith":
+                text = _arithmetic(p.text, lambda name: self._integer(name, owner, depth))
+            else:
+                text = None
+            if text is None:
+                return None
+            size += len(text)
+            if size > MAX_RESOLVED:
+                return None
+            out.append(text)
+        return "".join(out)
+
+    def _integer(self, name: str, owner: str, depth: int) -> str | None:
+        value = self._value(name, depth + 1) if name != owner and name in self._assigned else None
+        if value is not None and re.fullmatch(r"\s*-?\d+\s*", value):
+            return value.strip()
+        return "0" if value == "" else None
+
+    def _expand_line(self, code: str, refs: list[tuple[int, int, Part]] | None) -> str:
+        """`code` with its expansions replaced where their value is fixed (values put on one line)."""
+        if not refs:
+            return code
+        out: list[str] = []
+        at = 0
+        budget = MAX_RESOLVED
+        for begin, end, part in refs:
+            value = self._expand(part, "", 0) if end <= len(code) else None
+            if value is None or len(value) > budget:
+                continue
+            budget -= len(value)
+            out += (code[at:begin], value.replace("\n", " "))
+            at = end
+        out.append(code[at:])
+        return "".join(out)
 
 
-def shell_exports(script: str) -> tuple[tuple[str, Token], ...]:
-    """`export NAME=value` lines of a snippet (a guide's env block), in order."""
-    interp = _Interpreter({})
-    state = interp.run(parse_shell(script), _State({}, set()))
-    out = []
-    for name in sorted(state.exported, key=lambda n: state.vars[n].line if n in state.vars else 0):
-        binding = state.vars.get(name)
-        if binding is not None:
-            out.append((name, Token(tuple(a if isinstance(a, str) or a is None else "" for a in binding.alts),
-                                    binding.line)))
-    return tuple(out)
+def _children(node: _Node) -> tuple:
+    """The statements directly inside a compound command."""
+    if isinstance(node, _AndOr):
+        return (node.first, *(n for _op, n in node.rest))
+    if isinstance(node, _Not):
+        return (node.node,)
+    if isinstance(node, _If):
+        return (*(n for cond, body in node.clauses for n in (*cond, *body)), *node.orelse)
+    if isinstance(node, _Case):
+        return tuple(n for _patterns, body in node.items for n in body)
+    if isinstance(node, (_Loop, _Group, _Func)):
+        return node.body
+    return ()
+
+
+def _command(group: list[ShellLine]) -> ShellCommand:
+    def joined(texts: list[str]) -> str:
+        return " ".join((t[:-1] if k < len(texts) - 1 and t.endswith("\\") else t).strip()
+                        for k, t in enumerate(texts))
+
+    return ShellCommand(group[0].number, group[-1].number, joined([ln.code.rstrip() for ln in group]),
+                        joined([ln.expanded.rstrip() for ln in group]))

@@ -1,0 +1,145 @@
+"""Reading bash scripts as lines (checks/shell.py): comments, heredocs, logical lines and variables, as bash
+reads them. The interpreter (`Script.launches`) is tested with the server args in test_serverargs."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checks.shell import Script, ShellLine, line_code
+
+
+def test_comments_are_stripped_outside_quotes():
+    assert line_code('echo "a # b" # trailing') == 'echo "a # b"'
+    assert line_code("# whole line") == ""
+    assert line_code("echo ${#ARR[@]}") == "echo ${#ARR[@]}"
+
+
+def test_a_comment_starts_a_word_after_any_operator_and_not_inside_one():
+    assert line_code("a|#b") == "a|"
+    assert line_code("(x)#y") == "(x)"
+    assert line_code("echo a#b $((16#ff))") == "echo a#b $((16#ff))"
+    assert line_code('echo "$(printf "%s" "# no")" # yes') == 'echo "$(printf "%s" "# no")"'
+
+
+def test_quotes_carry_over_lines_in_a_script():
+    lines = Script("X='a\n# inside the quote\n'  # a comment\necho $X\n").lines
+    assert [ln.code for ln in lines] == ["X='a", "# inside the quote", "'", "echo $X"]
+
+
+def test_heredocs_are_marked_diff_or_python():
+    text = "\n".join([
+        "cat > /tmp/x.diff <<'EOF'",
+        "diff --git a/vllm/x.py b/vllm/x.py",
+        "EOF",
+        'python3 - "$ROOT/vllm/envs.py" <<PY',
+        "open(sys.argv[1], 'w').write('x')",
+        "PY",
+        "echo done",
+    ])
+    lines = Script(text).lines
+    assert [ln.number for ln in lines] == list(range(1, 8))
+    diff_doc = lines[1].heredoc
+    assert diff_doc is not None and diff_doc.diff and not diff_doc.python
+    assert (diff_doc.start, diff_doc.end) == (1, 3)
+    py_doc = lines[4].heredoc
+    assert py_doc is not None and py_doc.python and not py_doc.diff
+    assert lines[6].heredoc is None and lines[6].code == "echo done"
+
+
+def test_heredoc_terminators_are_read_as_bash_reads_them():
+    """`<<` ends at a line that is exactly the delimiter, `<<-` after leading tabs; two heredocs on one line
+    take their bodies in turn; a `<<` inside quotes or arithmetic opens none."""
+    lines = Script("cat <<A <<-'B'\n  A\nA\n\tx\n\tB\necho \"<<C\" $((1<<2))\nrun\n").lines
+    first, second = lines[1].heredoc, lines[3].heredoc
+    assert first is not None and (first.start, first.end, first.delimiter, first.quoted) == (1, 3, "A", False)
+    assert lines[2].heredoc is None and lines[2].code == ""
+    assert second is not None and (second.end, second.delimiter, second.quoted) == (5, "B", True)
+    assert [ln.heredoc for ln in lines[5:]] == [None, None]
+
+
+def test_a_heredoc_inside_a_command_substitution_is_one():
+    lines = Script("ROOT=$(python3 - <<'PY'\nprint('x')  # no comment)\nPY\n)\nvllm serve m\n").lines
+    assert lines[1].heredoc is not None and lines[1].heredoc.python
+    assert lines[1].code == "print('x')  # no comment)"
+    assert lines[4].code == "vllm serve m"
+
+
+def test_continuations_join_into_commands():
+    cmds = Script("run_benchmark_serving \\\n  --model m \\\n  --use-chat-template\necho").commands
+    assert cmds[0].line == 1 and cmds[0].end == 3 and "--use-chat-template" in cmds[0].text
+    assert cmds[1].text == "echo"
+
+
+def test_a_logical_line_spans_open_quotes_and_arrays_not_heredoc_bodies():
+    cmds = Script("ARGS=(\n  --a  # first\n  --b\n)\ncat <<EOF | grep x\nbody\nEOF\nCFG='{\n}'\n").commands
+    assert [(c.line, c.end, c.text) for c in cmds] == [
+        (1, 4, "ARGS=( --a --b )"), (5, 5, "cat <<EOF | grep x"), (8, 9, "CFG='{ }'")]
+
+
+def test_variables_resolve_only_when_unambiguous():
+    lines = Script('N="${N:-2}"\nAL=2.51\nX=1\nX=2\n$N ${AL} $X ${Y:-7}\n').lines
+    assert lines[4].expanded == "2 2.51 $X 7"
+
+
+def test_variables_expand_as_bash_expands_them():
+    """Not in single quotes, nor in a heredoc with a quoted delimiter; through other variables and
+    arithmetic; not through a command substitution; multi-line values on one line."""
+    text = "\n".join([
+        "SPEC=3",
+        "NEXT=$((SPEC + 1))",
+        'CFG="{\\"n\\": $NEXT,',
+        ' \\"m\\": \\"mtp\\"}"',
+        "WHO=$(whoami)",
+        "echo '$SPEC' \"$SPEC\" $CFG $WHO",
+        "cat <<'EOF'",
+        "$SPEC",
+        "EOF",
+        "cat <<EOF",
+        "'$SPEC'",
+        "EOF",
+    ])
+    lines = Script(text).lines
+    assert lines[5].expanded == "echo '$SPEC' \"3\" {\"n\": 4,  \"m\": \"mtp\"} $WHO"
+    assert lines[7].expanded == "$SPEC"
+    assert lines[10].expanded == "'3'"
+
+
+def test_assignments_and_arrays():
+    script = Script("export A=1 B\nlocal C=\"x y\"\nD=2 cmd\nf() { E=$(nproc); }\nARGS=(--x \"$A\")\nARGS+=(--y)\n")
+    assert [(a.name, a.line, a.text) for a in script.assignments] == [
+        ("A", 1, "1"), ("C", 2, "x y"), ("E", 4, "$(nproc)"), ("ARGS", 5, '(--x $A)'), ("ARGS", 6, "(--y)")]
+    assert script.array_items("ARGS") == ("--x", "1", "--y")
+
+
+def test_embedded_shell_is_read_line_by_line():
+    """A workflow's `run:` block: an apostrophe in the YAML around it opens no quote, and an indented
+    delimiter ends a heredoc and an indented diff is one (YAML strips the block's indentation)."""
+    text = "name: Don't patch\nrun: |\n  cat > x.diff <<EOF\n  --- a/vllm/x.py\n  EOF\n  VLLM=$(pip show vllm) # loc\n"
+    script = Script(text, embedded=True)
+    lines = script.lines
+    assert lines[3].heredoc is not None and lines[3].heredoc.diff
+    assert lines[4].code == "" and lines[5].code == "  VLLM=$(pip show vllm)"
+    assert [(a.name, a.line) for a in script.assignments] == [("VLLM", 6)]
+    assert ShellLine.alone(1, "x: 1  # c") == ShellLine(1, "x: 1  # c", "x: 1", None, "x: 1")
+
+
+def test_line_numbers_are_those_of_splitlines():
+    """A carriage return or form feed ends a line for the diff, so it ends one for the reader too."""
+    lines = Script("A=1\rvllm serve m # c\x0cB=$A\r\n").lines
+    assert [(ln.number, ln.code, ln.expanded) for ln in lines] == [
+        (1, "A=1", "A=1"), (2, "vllm serve m", "vllm serve m"), (3, "B=$A", "B=1")]
+
+
+_PIECES = list("ab$()[]{}\"'`\\;&|<>=-#\n \t!*:+0123456789") + [
+    "vllm serve ", "if ", "then ", "fi ", "case ", "esac ", "in ", ";;", "$((", "${", "<<EOF\n", "EOF\n",
+    "<<-'EOF'\n", "\tEOF\n", "$(", "() {", "[[ ", " ]]", "export ", "X=(", "X=", "function ", "$X", "${X:-4}"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=80).map("".join), st.booleans())
+def test_reading_lines_never_raises_on_hostile_text(text, embedded):
+    script = Script(text, embedded=embedded)
+    assert [ln.number for ln in script.lines] == list(range(1, len(text.splitlines()) + 1))
+    assert all(c.line <= c.end for c in script.commands)
+    script.array_items("X")
