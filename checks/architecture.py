@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from .context import Context
 from .result import CheckResult, Finding, Severity, Status
 from .snapshot import ChangedFile
-from .specdecode import ShellLine, assignments, heredoc_bodies, resolve, shell_lines, strip_comment
+from .shell import ShellLine, heredoc_bodies
 
 NUMBER = 8
 NAME = "no architecture hacks"
@@ -88,20 +88,21 @@ def _in_scope(ctx: Context, f: ChangedFile) -> bool:
     return f.path.startswith(("benchmarks/", "runners/")) or ctx.policy.is_master_config(f.path)
 
 
-def _lines(path: str, text: str, wanted: set[int]) -> dict[int, ShellLine]:
+def _lines(ctx: Context, path: str, text: str, wanted: set[int]) -> dict[int, ShellLine]:
     """The `wanted` lines; a script's are read in the context of the whole script, other files' alone."""
     if path.endswith((".sh", ".bash")):
-        return {ln.number: ln for ln in shell_lines(text)}
+        return {ln.number: ln for ln in ctx.script(text).lines}
     raw = text.splitlines()
-    return {n: ShellLine(n, raw[n - 1], strip_comment(raw[n - 1]), None, False) for n in wanted if n <= len(raw)}
+    return {n: ShellLine.alone(n, raw[n - 1]) for n in wanted if n <= len(raw)}
 
 
-def _override(code: str, variables: dict) -> _Hit | None:
-    m = _OVERRIDE.search(code)
+def _override(ln: ShellLine) -> _Hit | None:
+    m = _OVERRIDE.search(ln.code)
     if not m:
         return None
     flag, dotted, value = m.group(1), m.group(2), m.group(3).strip().strip("'\"")
-    resolved = resolve(value, variables).replace('\\"', '"')
+    expanded = _OVERRIDE.search(ln.expanded)
+    resolved = (expanded.group(3).strip().strip("'\"") if expanded else value).replace('\\"', '"')
     keys = ([dotted.lstrip(".").split(".")[0]] if dotted else []) + _KEYS.findall(resolved)
     shown = f"{flag}{dotted or ''} {value}".strip()
     if keys and all(k in NATIVE_OVERRIDE_KEYS for k in keys):
@@ -115,8 +116,9 @@ def _override(code: str, variables: dict) -> _Hit | None:
                           f"(allowed: {', '.join(sorted(NATIVE_OVERRIDE_KEYS))})")
 
 
-def _line_hit(code: str, variables: dict) -> _Hit | None:
-    hit = _override(code, variables)
+def _line_hit(ln: ShellLine) -> _Hit | None:
+    code = ln.code
+    hit = _override(ln)
     if hit is not None:
         return hit
     if _OVERRIDE.search(code):
@@ -139,8 +141,7 @@ def _scan(ctx: Context, f: ChangedFile) -> list[_Hit]:
     added = {n for n, _text in ctx.added_lines(f)}
     if not added:
         return []
-    lines = _lines(f.path, f.head_text or "", added)
-    variables = assignments(tuple(lines.values())) if f.path.endswith((".sh", ".bash")) else {}
+    lines = _lines(ctx, f.path, f.head_text or "", added)
     hits: list[_Hit] = []
     bodies = heredoc_bodies(tuple(lines.values()))
     heredocs_done: set[int] = set()
@@ -160,11 +161,11 @@ def _scan(ctx: Context, f: ChangedFile) -> list[_Hit]:
                                  "rewrites the model's config.json before serving; serve the checkpoint's native config"))
                 continue
             for b in body:
-                hit = _line_hit(b.code, variables) if b.number in added else None
+                hit = _line_hit(b) if b.number in added else None
                 if hit is not None:
                     hits.append(_Hit(b.number, hit.text, hit.message))
             continue
-        hit = _line_hit(ln.code, variables)
+        hit = _line_hit(ln)
         if hit is not None:
             hits.append(_Hit(n, hit.text, hit.message))
     return hits

@@ -49,7 +49,7 @@ import re
 from .context import Context
 from .evidence import Wanted
 from .result import CheckResult, Finding, Severity, Status
-from .specdecode import ShellLine, SpecUnit, assignments, inventory, resolve, shell_commands, shell_lines, wants_files
+from .specdecode import SpecUnit, eval_only_lines, inventory, wants_files
 
 NUMBER = 9
 NAME = "spec-decode chat template"
@@ -68,41 +68,25 @@ _SOURCE = re.compile(r"(?:^|\s)(?:source|\.)\s+[\"']?\$\(dirname\s+[\"']?\$\{?(?
 _ARRAY_USE = re.compile(r"\$\{([A-Za-z_]\w*)\[@\]\}")
 
 
-def _lib_path(unit: SpecUnit) -> str:
-    for ln in shell_lines(unit.text):
+def _lib_path(ctx: Context, unit: SpecUnit) -> str:
+    for ln in ctx.script(unit.text).lines:
         m = _SOURCE.search(ln.code) if ln.heredoc is None else None
         if m:
             return posixpath.normpath(posixpath.join(posixpath.dirname(unit.path), m.group(1)))
     return DEFAULT_LIB
 
 
-def _calls_replay(unit: SpecUnit) -> bool:
-    return unit.kind == "script" and any(_REPLAY.search(c.text) and not c.eval_only
-                                         for c in shell_commands(shell_lines(unit.text)))
+def _calls_replay(ctx: Context, unit: SpecUnit) -> bool:
+    if unit.kind != "script":
+        return False
+    script = ctx.script(unit.text)
+    eval_only = eval_only_lines(script)
+    return any(_REPLAY.search(c.text) and c.line not in eval_only for c in script.commands)
 
 
 def wants(ctx: Context) -> Wanted:
-    libs = tuple(_lib_path(u) for u in inventory(ctx).units if _calls_replay(u))
+    libs = tuple(_lib_path(ctx, u) for u in inventory(ctx).units if _calls_replay(ctx, u))
     return wants_files(ctx, libs)
-
-
-def _array_text(lines: tuple[ShellLine, ...], name: str) -> str:
-    """The items of every `name=( ... )` / `name+=( ... )` literal in a script."""
-    out: list[str] = []
-    grabbing = False
-    for ln in lines:
-        code = ln.code if ln.heredoc is None else ""
-        if not grabbing:
-            m = re.match(rf"^\s*{re.escape(name)}\+?=\((.*)$", code)
-            if not m:
-                continue
-            code, grabbing = m.group(1), True
-        if re.search(r"(?:^|[^\\])\)\s*$", code):
-            out.append(code.rstrip()[:-1])
-            grabbing = False
-        else:
-            out.append(code)
-    return " ".join(out)
 
 
 def _recipe_problems(ctx: Context, unit: SpecUnit) -> list[Finding]:
@@ -140,19 +124,16 @@ def _nested_benchmarks(node):
 
 def _script_problems(ctx: Context, unit: SpecUnit) -> tuple[list[Finding], str]:
     """Findings for a spec-decode script, and how it reaches the chat template when it passes."""
-    lines = shell_lines(unit.text)
-    variables = assignments(lines)
-    commands = [c for c in shell_commands(lines) if not c.eval_only]
+    script = ctx.script(unit.text)
+    eval_only = eval_only_lines(script)
+    commands = [c for c in script.commands if c.line not in eval_only]
     out: list[Finding] = []
     how: list[str] = []
-    array_items: dict[str, str] = {}
     clients = 0
     for cmd in commands:
-        text = resolve(cmd.text, variables)
-        for name in _ARRAY_USE.findall(text):
-            if name not in array_items:
-                array_items[name] = _array_text(lines, name)
-        arrays = " ".join(array_items[name] for name in dict.fromkeys(_ARRAY_USE.findall(text)))
+        text = cmd.expanded
+        arrays = " ".join(item for name in dict.fromkeys(_ARRAY_USE.findall(text))
+                          for item in script.array_items(name))
         if _SERVING.search(text) or _DIRECT.search(text):
             clients += 1
             chat = _CHAT.search(text) or _CHAT.search(arrays)
@@ -167,7 +148,7 @@ def _script_problems(ctx: Context, unit: SpecUnit) -> tuple[list[Finding], str]:
             clients += 1
             finding = _replay_problem(ctx, unit, cmd.line)
             if finding is None:
-                how.append(f"chat-completions replay ({_lib_path(unit)})")
+                how.append(f"chat-completions replay ({_lib_path(ctx, unit)})")
             else:
                 out.append(finding)
     for cmd in commands:
@@ -182,7 +163,7 @@ def _script_problems(ctx: Context, unit: SpecUnit) -> tuple[list[Finding], str]:
 
 
 def _replay_problem(ctx: Context, unit: SpecUnit, line: int) -> Finding | None:
-    lib = _lib_path(unit)
+    lib = _lib_path(ctx, unit)
     text = ctx.snap.read(lib, "head")
     if text is None:
         return Finding(unit.path, line, RULE, Severity.ERROR,

@@ -68,7 +68,7 @@ from dataclasses import dataclass
 from .context import Context
 from .result import CheckResult, Finding, Severity, Status
 from .snapshot import ChangedFile
-from .specdecode import ShellLine, heredoc_bodies, shell_lines, strip_comment
+from .shell import Assignment, Script, ShellLine, heredoc_bodies, line_code
 
 NUMBER = 10
 NAME = "no engine patches"
@@ -84,7 +84,6 @@ _ENGINES = r"(?:vllm|sglang|tensorrt_llm|sgl_kernel|aiter|flashinfer|deep_gemm|d
 _CLIENT_DIRS = ("utils/evals/", "utils/bench_serving/", "utils/aiperf/", "utils/agentic-benchmark/")
 _CLIENT_WORDS = re.compile(r"lm[_-]?eval|aiperf|bench_serving|/evals/", re.I)
 
-_ASSIGN = re.compile(r"^\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_]\w*)=(.*)$")
 _ENGINE_LOCATOR = re.compile(r"site-packages|dist-packages|/sgl-workspace\b|find_spec\(|__file__"
                              rf"|\bpip3?\s+show\s+{_ENGINES}")
 _ENGINE_PATH = re.compile(rf"site-packages|dist-packages|/sgl-workspace\b|find_spec\(|(?:^|[\s\"'=:/]){_ENGINES}"
@@ -211,12 +210,15 @@ def _line_sites(code: str, engine_vars: set[str], last_clone: str) -> list[tuple
     return out
 
 
-def _shell_sites(path: str, lines: tuple[ShellLine, ...]) -> list[Site]:
+def _shell_sites(path: str, lines: tuple[ShellLine, ...], assignments: tuple[Assignment, ...] = ()) -> list[Site]:
     sites: list[Site] = []
     engine_vars: set[str] = set()
     last_clone = ""
     done_docs: set[int] = set()
     bodies = heredoc_bodies(lines)
+    assigned: dict[int, list[Assignment]] = {}
+    for a in assignments:
+        assigned.setdefault(a.line, []).append(a)
     for ln in lines:
         doc = ln.heredoc
         if doc is not None:
@@ -235,9 +237,9 @@ def _shell_sites(path: str, lines: tuple[ShellLine, ...]) -> list[Site]:
         code = ln.code
         if not code.strip():
             continue
-        m = _ASSIGN.match(code)
-        if m and (_ENGINE_LOCATOR.search(m.group(2)) or _touches_engine(m.group(2), engine_vars)):
-            engine_vars.add(m.group(1))
+        for a in assigned.get(ln.number, ()):
+            if _ENGINE_LOCATOR.search(a.text) or _touches_engine(a.text, engine_vars):
+                engine_vars.add(a.name)
         clone = re.search(r"\bgit\s+clone\b.*?\s(?:https?://|git@)\S*?/([\w.-]+?)(?:\.git)?(?:\s|$)", code)
         if clone:
             last_clone = clone.group(1).lower()
@@ -253,7 +255,7 @@ def _file_sites(ctx: Context, f: ChangedFile) -> list[Site]:
     if ctx.policy.is_master_config(f.path):
         sites = []
         for n, raw in ctx.added_lines(f):
-            for what, target in _line_sites(strip_comment(raw), set(), ""):
+            for what, target in _line_sites(line_code(raw), set(), ""):
                 sites.append(Site(f.path, n, n, f"{what} (`{_snippet(raw)}`)", target))
         return sites
     if f.path.endswith(".py"):
@@ -265,14 +267,15 @@ def _file_sites(ctx: Context, f: ChangedFile) -> list[Site]:
                 if _PY_WRITE.search(raw):
                     return [Site(f.path, n, n, "python script rewrites engine sources")]
         return []
-    if f.path.endswith((".sh", ".bash", ".yml", ".yaml")) or _is_dockerfile(f.path):
-        if not f.path.endswith((".sh", ".bash")) and not f.path.startswith(".github/workflows/"):
-            lines = tuple(ShellLine(n, raw, strip_comment(raw), None, False)
-                          for n, raw in enumerate(text.splitlines(), 1))
-        else:
-            lines = shell_lines(text)
-        return _shell_sites(f.path, lines)
-    return []
+    if f.path.endswith((".sh", ".bash")):
+        script = ctx.script(text)
+    elif f.path.startswith(".github/workflows/") and f.path.endswith((".yml", ".yaml")):
+        script = Script(text, embedded=True)
+    elif f.path.endswith((".yml", ".yaml")) or _is_dockerfile(f.path):
+        return _shell_sites(f.path, tuple(ShellLine.alone(n, raw) for n, raw in enumerate(text.splitlines(), 1)))
+    else:
+        return []
+    return _shell_sites(f.path, script.lines, script.assignments)
 
 
 def _names(sites: list[Site]) -> tuple[str, ...]:

@@ -1,16 +1,15 @@
-"""Shared facts for checks 8-11: shell scanning, and which changed configs run speculative decoding.
+"""Shared facts for checks 9 and 11: which changed configs run speculative decoding, and how.
 
-Checks 8 (architecture hacks), 9 (chat template), 10 (engine patches) and 11
-(golden acceptance length) all read benchmark scripts, srt-slurm recipes and
-master-config entries. This module holds what they share:
+Checks 9 (chat template) and 11 (golden acceptance length) read the same
+benchmark scripts, srt-slurm recipes and master-config entries. Scripts are
+read by `checks.shell.Script` (comments, heredocs, logical lines, variables
+expanded where the script fixes them), as checks 8 and 10 read them; this
+module adds only what is about speculative decoding:
 
-- A small, deterministic bash scanner (`shell_lines`): comments stripped
-  (quote-aware), heredoc bodies marked (a unified-diff body is data, a
-  `python - <<EOF` body is code), and each line tagged `eval_only` when it
-  sits in the then-branch of `if [ "$EVAL_ONLY" = "true" ]` (eval-only runs
-  measure accuracy, not throughput, so their settings do not count).
-  Variables are resolved only when every assignment in the file agrees
-  (`X="${X:-2}"` resolves to its default `2`).
+- Which lines of a script run only in eval-only mode (`eval_only_lines`):
+  the then-branch of `if [ "$EVAL_ONLY" = "true" ]` (or the else-branch of
+  `!=`). Eval-only runs measure accuracy, not throughput, so their settings
+  do not count.
 - The speculative-decoding inventory (`inventory`): every benchmark script
   or recipe the PR changes that is speculative-decoding, plus the scripts and
   recipes that a changed spec-decode master entry runs. For each: the engine,
@@ -52,140 +51,32 @@ from .context import Context
 from .evidence import Wanted
 from .masterconfig import search_points
 from .policy import Policy
+from .shell import Script
 from .yamlload import LineDict, LineList, YamlProblem
 
 # --------------------------------------------------------------------------
-# Shell scanning
+# Eval-only branches
 # --------------------------------------------------------------------------
 
-_HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)\s*(['\"]?)([A-Za-z_][\w-]*)\2")
-_DIFF_BODY = re.compile(r"^(?:diff --git |--- \S|\+\+\+ \S|@@ -\d|Index: )")
-_PYTHON_CMD = re.compile(r"\bpython[\d.]*\b")
-_ASSIGN = re.compile(r"^\s*(?:export\s+|local\s+|readonly\s+|declare\s+(?:-\w+\s+)*)?([A-Za-z_]\w*)=(.*)$")
-_VAR_REF = re.compile(r"\$\{([A-Za-z_]\w*)(?::?[-=]([^}]*))?\}|\$([A-Za-z_]\w*)")
-MAX_RESOLVED = 20_000  # a resolved line never grows past this (self-referencing variables cannot blow up)
 
-
-@dataclass(frozen=True)
-class Heredoc:
-    start: int  # line of the command that opens it
-    end: int  # line of its terminator (the last line of the file when unterminated)
-    opener: str  # the opening command, comment stripped
-    diff: bool  # the body is a unified diff: data to apply, not code to run
-    python: bool  # the body is fed to a python interpreter
-
-
-@dataclass(frozen=True)
-class ShellLine:
-    number: int
-    text: str  # the raw line
-    code: str  # the line without its comment ("" for comments and blanks); heredoc bodies verbatim
-    heredoc: Heredoc | None  # set on heredoc body lines
-    eval_only: bool  # inside the then-branch of an `EVAL_ONLY == true` test
-
-
-def heredoc_bodies(lines: tuple[ShellLine, ...]) -> dict[int, list[ShellLine]]:
-    """Body lines of each heredoc, keyed by the line that opens it."""
-    out: dict[int, list[ShellLine]] = {}
-    for ln in lines:
-        if ln.heredoc is not None:
-            out.setdefault(ln.heredoc.start, []).append(ln)
-    return out
-
-
-@dataclass(frozen=True)
-class ShellCommand:
-    """A command joined over its backslash continuations."""
-
-    line: int
-    end: int
-    text: str
-    eval_only: bool
-
-
-def strip_comment(line: str) -> str:
-    """`line` without a trailing shell comment (a `#` that starts a word outside quotes)."""
-    if "#" not in line:
-        return line.rstrip()  # most lines: no need to walk the quotes
-    quote = ""
-    escaped = False
-    for i, ch in enumerate(line):
-        if escaped:
-            escaped = False
-            continue
-        if ch == "\\" and quote != "'":
-            escaped = True
-            continue
-        if quote:
-            if ch == quote:
-                quote = ""
-            continue
-        if ch in "'\"":
-            quote = ch
-        elif ch == "#" and (i == 0 or line[i - 1] in " \t;"):
-            return line[:i].rstrip()
-    return line.rstrip()
-
-
-def shell_lines(text: str) -> tuple[ShellLine, ...]:
-    """Every line of a bash script, classified (see the module docstring)."""
-    raw = text.splitlines()
-    out: list[ShellLine] = []
+def eval_only_lines(script: Script) -> frozenset[int]:
+    """The lines in the then-branch of `if [ "$EVAL_ONLY" = "true" ]` (or the else-branch of `!=`): eval-only
+    runs measure accuracy, not throughput, so their settings do not count."""
     branches = _Branches()
-    i = 0
-    while i < len(raw):
-        code = strip_comment(raw[i])
-        eval_only = branches.eval_only
-        out.append(ShellLine(i + 1, raw[i], code, None, eval_only))
-        branches.track(code)
-        m = _HEREDOC.search(code)
-        i += 1
-        if not m:
-            continue
-        delim = m.group(3)
-        body_start = i
-        while i < len(raw) and raw[i].strip() != delim:
-            i += 1
-        end = min(i, len(raw) - 1)
-        body = raw[body_start:i]
-        first = next((b for b in body if b.strip()), "")
-        doc = Heredoc(body_start, end + 1, code, bool(_DIFF_BODY.match(first)),
-                      bool(_PYTHON_CMD.search(code[: m.start()])))
-        for j, line in enumerate(body):
-            out.append(ShellLine(body_start + j + 1, line, line, doc, eval_only))
-        if i < len(raw):
-            out.append(ShellLine(i + 1, raw[i], "", None, eval_only))
-            i += 1
-    return tuple(out)
-
-
-def shell_commands(lines: tuple[ShellLine, ...]) -> tuple[ShellCommand, ...]:
-    """Code lines outside heredocs, joined over trailing backslashes."""
-    out: list[ShellCommand] = []
-    parts: list[str] = []
-    start = None
-    eval_only = False
-    for ln in lines:
-        if ln.heredoc is not None:
-            continue
-        if start is None:
-            if not ln.code.strip():
-                continue
-            start, eval_only = ln.number, ln.eval_only
-        code = ln.code.rstrip()
-        if code.endswith("\\"):
-            parts.append(code[:-1])
-            continue
-        parts.append(code)
-        out.append(ShellCommand(start, ln.number, " ".join(p.strip() for p in parts), eval_only))
-        parts, start = [], None
-    if start is not None:
-        out.append(ShellCommand(start, lines[-1].number, " ".join(p.strip() for p in parts), eval_only))
-    return tuple(out)
+    marked: list[range] = []
+    last = 0
+    for cmd in script.commands:
+        if branches.eval_only:
+            marked.append(range(last + 1, cmd.end + 1))
+        branches.track(cmd.text)
+        last = cmd.end
+    if branches.eval_only:
+        marked.append(range(last + 1, len(script.raw) + 1))
+    return frozenset(n for lines in marked for n in lines)
 
 
 class _Branches:
-    """The open if/elif branches at a line, and how many of them run only in eval-only mode.
+    """The open if/elif branches at a command, and how many of them run only in eval-only mode.
 
     The count is kept as frames open and close: recomputing it from every open frame on every line
     was quadratic, and a script of 20,000 unclosed `if` lines took minutes.
@@ -234,67 +125,6 @@ def _eval_only_branch(cond: str, in_else: bool) -> bool:
     else:
         return False
     return tests_true != in_else
-
-
-def _rhs_value(rhs: str) -> str | None:
-    """The value of an assignment's right-hand side; None for arrays and command substitutions."""
-    rhs = rhs.strip()
-    if not rhs or rhs[0] == "(" or rhs.startswith("$("):
-        return None
-    if rhs[0] in "'\"":
-        quote, value, escaped = rhs[0], [], False
-        for ch in rhs[1:]:
-            if escaped:
-                value.append(ch if quote == "'" or ch in "\"\\$`" else "\\" + ch)
-                escaped = False
-            elif ch == "\\" and quote == '"':
-                escaped = True
-            elif ch == quote:
-                break
-            else:
-                value.append(ch)
-        text = "".join(value)
-    else:
-        text = re.split(r"[\s;]", rhs, maxsplit=1)[0]
-    m = re.fullmatch(r"\$\{[A-Za-z_]\w*:?[-=](.*)\}", text)
-    return m.group(1) if m else text
-
-
-def assignments(lines: tuple[ShellLine, ...]) -> dict[str, tuple[str, ...]]:
-    """Distinct values assigned to each variable (outside heredocs), in file order."""
-    found: dict[str, list[str]] = {}
-    for ln in lines:
-        if ln.heredoc is not None or not ln.code:
-            continue
-        m = _ASSIGN.match(ln.code)
-        if not m:
-            continue
-        value = _rhs_value(m.group(2))
-        if value is None:
-            continue
-        values = found.setdefault(m.group(1), [])
-        if value not in values:
-            values.append(value)
-    return {k: tuple(v) for k, v in found.items()}
-
-
-def resolve(text: str, variables: dict[str, tuple[str, ...]]) -> str:
-    """`text` with `$X` / `${X}` / `${X:-d}` replaced where the value is unambiguous."""
-    def sub(m: re.Match) -> str:
-        name = m.group(1) or m.group(3)
-        values = variables.get(name, ())
-        if len(values) == 1 and values[0] != m.group(0):
-            return values[0]
-        if not values and m.group(2) is not None:
-            return m.group(2)
-        return m.group(0)
-
-    for _ in range(4):
-        new = _VAR_REF.sub(sub, text)
-        if new == text or len(new) > MAX_RESOLVED:
-            break
-        text = new
-    return text
 
 
 # --------------------------------------------------------------------------
@@ -437,31 +267,33 @@ def _json_fields(text: str) -> dict[str, str]:
     return {m.group(1): m.group(2) if m.group(2) is not None else m.group(3) for m in _JSON_FIELD.finditer(text)}
 
 
-def script_settings(lines: tuple[ShellLine, ...], path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simulation, ...]]:
-    """The speculative configs and simulated-acceptance knobs of a bash script."""
-    variables = assignments(lines)
+def script_settings(script: Script, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simulation, ...]]:
+    """The speculative configs and simulated-acceptance knobs of a bash script, line by line (variables
+    the script fixes expanded; embedded diffs skipped: they are data)."""
+    eval_only = eval_only_lines(script)
     configs: list[SpecConfig] = []
     sims: list[Simulation] = []
     flags: dict[bool, tuple[int, dict[str, str]]] = {}
     trt: dict[bool, tuple[int, dict[str, str]]] = {}
-    for ln in lines:
+    for ln in script.lines:
         if not ln.code or (ln.heredoc is not None and ln.heredoc.diff):
             continue
-        text = resolve(ln.code, variables).replace('\\"', '"')
+        text = ln.expanded.replace('\\"', '"')
+        evals = ln.number in eval_only
         if _SPEC_JSON.search(text) or _SPEC_METHOD_JSON.search(text):
-            configs.append(_vllm_config(ln.number, _json_fields(text), ln.eval_only))
+            configs.append(_vllm_config(ln.number, _json_fields(text), evals))
         for m in _SGLANG_FLAG.finditer(text):
-            first, fields = flags.setdefault(ln.eval_only, (ln.number, {}))
+            first, fields = flags.setdefault(evals, (ln.number, {}))
             fields.setdefault(m.group(1).replace("-", "_"), m.group(2))
         for m in _TRT_KEY.finditer(text):
-            first, fields = trt.setdefault(ln.eval_only, (ln.number, {}))
+            first, fields = trt.setdefault(evals, (ln.number, {}))
             fields.setdefault(m.group(1), m.group(2))
         for m in _SIM_ENV_RE.finditer(text):
-            sims.append(Simulation(m.group(1), m.group(2), ln.number, path, ln.eval_only))
+            sims.append(Simulation(m.group(1), m.group(2), ln.number, path, evals))
         if "synthetic_acceptance_length" in text:
             value = _json_fields(text).get("synthetic_acceptance_length")
             if value is not None:
-                sims.append(Simulation("synthetic_acceptance_length", value, ln.number, path, ln.eval_only))
+                sims.append(Simulation("synthetic_acceptance_length", value, ln.number, path, evals))
     for eval_only, (line, fields) in sorted(flags.items()):
         configs.append(_sglang_config(line, fields, eval_only))
     for eval_only, (line, fields) in sorted(trt.items()):
@@ -711,12 +543,12 @@ def _unit(ctx: Context, path: str, text: str, changed: bool) -> SpecUnit | None:
         agentic = is_agentic_path(path) or any(r.agentic for r in refs)
         return SpecUnit(path, "recipe", text, changed, agentic, recipe_engine(doc), prefix, thinking_mode(text),
                         configs, sims, refs)
-    lines = shell_lines(text)
-    configs, sims = script_settings(lines, path)
+    script = ctx.script(text)
+    configs, sims = script_settings(script, path)
     if not (configs or sims or name_spec):
         return None
     return SpecUnit(path, "script", text, changed, is_agentic_path(path), script_engine(text, path),
-                    script_prefix(path), thinking_mode("\n".join(ln.code for ln in lines)), configs, sims)
+                    script_prefix(path), thinking_mode("\n".join(ln.code for ln in script.lines)), configs, sims)
 
 
 def inventory(ctx: Context) -> Inventory:

@@ -1,40 +1,15 @@
-"""The shared scanner and spec-decode inventory behind checks 8-11."""
+"""The spec-decode settings and inventory behind checks 9 and 11 (the shell reading is tested in test_shell)."""
 
 from __future__ import annotations
 
 from checks import specdecode as sd
+from checks.shell import Script
 from checks.yamlload import load
 from tests.builders import HEAD, changed, ctx
 
 AGENTIC = "benchmarks/single_node/agentic/glm5.2_fp4_mi355x_sglang_mtp.sh"
 RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/8k1k/disagg-mtp.yaml"
 MASTER = "configs/amd-master.yaml"
-
-
-def test_comments_are_stripped_outside_quotes():
-    assert sd.strip_comment('echo "a # b" # trailing') == 'echo "a # b"'
-    assert sd.strip_comment("# whole line") == ""
-    assert sd.strip_comment("echo ${#ARR[@]}") == "echo ${#ARR[@]}"
-
-
-def test_heredocs_are_marked_diff_or_python():
-    text = "\n".join([
-        "cat > /tmp/x.diff <<'EOF'",
-        "diff --git a/vllm/x.py b/vllm/x.py",
-        "EOF",
-        'python3 - "$ROOT/vllm/envs.py" <<PY',
-        "open(sys.argv[1], 'w').write('x')",
-        "PY",
-        "echo done",
-    ])
-    lines = sd.shell_lines(text)
-    assert [ln.number for ln in lines] == list(range(1, 8))
-    diff_doc = lines[1].heredoc
-    assert diff_doc is not None and diff_doc.diff and not diff_doc.python
-    assert (diff_doc.start, diff_doc.end) == (1, 3)
-    py_doc = lines[4].heredoc
-    assert py_doc is not None and py_doc.python and not py_doc.diff
-    assert lines[6].heredoc is None and lines[6].code == "echo done"
 
 
 def test_eval_only_branches():
@@ -48,20 +23,9 @@ def test_eval_only_branches():
         "  B=1",
         "fi",
     ])
-    flags = {ln.number: ln.eval_only for ln in sd.shell_lines(text)}
+    eval_only = sd.eval_only_lines(Script(text))
+    flags = {n: n in eval_only for n in range(1, 9)}
     assert flags[2] is True and flags[4] is False and flags[7] is False
-
-
-def test_continuations_join_into_commands():
-    cmds = sd.shell_commands(sd.shell_lines("run_benchmark_serving \\\n  --model m \\\n  --use-chat-template\necho"))
-    assert cmds[0].line == 1 and cmds[0].end == 3 and "--use-chat-template" in cmds[0].text
-    assert cmds[1].text == "echo"
-
-
-def test_variables_resolve_only_when_unambiguous():
-    lines = sd.shell_lines('N="${N:-2}"\nAL=2.51\nX=1\nX=2\n')
-    variables = sd.assignments(lines)
-    assert sd.resolve("$N ${AL} $X ${Y:-7}", variables) == "2 2.51 $X 7"
 
 
 def test_script_settings_vllm_json_with_variables_and_eval_branch():
@@ -76,7 +40,7 @@ def test_script_settings_vllm_json_with_variables_and_eval_branch():
         "fi",
         'vllm serve m --speculative-config "$CFG"',
     ])
-    configs, sims = sd.script_settings(sd.shell_lines(text), "x.sh")
+    configs, sims = sd.script_settings(Script(text), "x.sh")
     assert [(c.line, c.engine, c.method, c.num_tokens, c.eval_only, c.synthetic) for c in configs] == [
         (4, "vllm", "mtp", 3, True, False), (6, "vllm", "mtp", 3, False, True)]
     assert [(s.knob, s.raw, s.line) for s in sims] == [("synthetic_acceptance_length", "2.49", 6)]
@@ -85,7 +49,7 @@ def test_script_settings_vllm_json_with_variables_and_eval_branch():
 def test_script_settings_sglang_flags_and_env():
     text = "export SGLANG_SIMULATE_ACC_LEN=2.99\npython3 -m sglang.launch_server \\\n" \
            "  --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1\n"
-    configs, sims = sd.script_settings(sd.shell_lines(text), "x.sh")
+    configs, sims = sd.script_settings(Script(text), "x.sh")
     assert [(c.engine, c.method, c.num_tokens) for c in configs] == [("sglang", "mtp", 3)]
     assert sims[0].knob == "SGLANG_SIMULATE_ACC_LEN" and sims[0].length == 2.99
 
@@ -93,7 +57,7 @@ def test_script_settings_sglang_flags_and_env():
 def test_eagle3_and_draft_length_from_draft_tokens():
     text = "--speculative-algorithm EAGLE3 --speculative-draft-model-path lmsys/x-eagle3 " \
            "--speculative-num-draft-tokens 5\n"
-    (config,), _ = sd.script_settings(sd.shell_lines(text), "x.sh")
+    (config,), _ = sd.script_settings(Script(text), "x.sh")
     assert (config.method, config.num_tokens) == ("eagle3", 4)
 
 
@@ -107,7 +71,7 @@ def test_trtllm_heredoc_config_and_off_by_one():
         "EOF",
         "trtllm-serve m --extra_llm_api_options extra.yml",
     ])
-    configs, sims = sd.script_settings(sd.shell_lines(text), "x.sh")
+    configs, sims = sd.script_settings(Script(text), "x.sh")
     assert [(c.engine, c.method, c.num_tokens, c.line) for c in configs] == [("trtllm", "mtp", 5, 4)]
     assert sims[0].length == 3.61
 
