@@ -1439,6 +1439,7 @@ def _eval_int(expr: str) -> str:
 # ---------------------------------------------------------------------------
 
 MAX_RESOLVED = 20_000  # characters a variable's value, or the expansions on one line, may come to
+MAX_EXPANDED = 1_000_000  # characters all of a script's values and line expansions may come to
 _MAX_CHAIN = 8  # a value is worked out through at most this many other variables
 _DIFF_BODY = re.compile(r"^(?:diff --git |--- \S|\+\+\+ \S|@@ -\d|Index: )")
 _PYTHON_CMD = re.compile(r"\bpython[\d.]*\b")
@@ -1612,6 +1613,7 @@ class Script:
         self._read = (_read_embedded if embedded else _read_whole)(self.raw)
         self.statements = self._read.statements
         self._values: dict[str, str | None] = {}
+        self._room = MAX_EXPANDED  # what values and expansions may still add; past it, variables stay as written
         self._resolving: set[str] = set()
 
     # --- as a program ---
@@ -1738,7 +1740,7 @@ class Script:
         """
         if name in self._values:
             return self._values[name]
-        if depth > _MAX_CHAIN or name in self._resolving:
+        if depth > _MAX_CHAIN or name in self._resolving or self._room <= 0:
             return None
         self._resolving.add(name)
         found: set[str | None] = set()
@@ -1748,6 +1750,7 @@ class Script:
                 break
         self._resolving.discard(name)
         value = found.pop() if len(found) == 1 else None
+        self._room -= len(value or "")
         self._values[name] = value
         return value
 
@@ -1797,13 +1800,13 @@ class Script:
         if not refs:
             return code
         out: list[str] = []
-        at = 0
-        budget = MAX_RESOLVED
+        at = added = 0
         for begin, end, part in refs:
             value = self._expand(part, "", 0) if end <= len(code) else None
-            if value is None or len(value) > budget:
+            if value is None or added + len(value) > MAX_RESOLVED or len(value) > self._room:
                 continue
-            budget -= len(value)
+            added += len(value)
+            self._room -= len(value)
             out += (code[at:begin], value.replace("\n", " "))
             at = end
         out.append(code[at:])

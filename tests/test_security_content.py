@@ -240,6 +240,9 @@ RUNNER = "runners/launch_gb300.sh"
     pytest.param(SCRIPT, "vllm serve m --speculative-config '" + "[" * 50_000 + "'\n", id="deep-json-arg"),
     pytest.param(SCRIPT, "if true; then\n" * 5_000 + "vllm serve m\n" + "fi\n" * 5_000, id="nested-ifs"),
     pytest.param(RUNNER, "if [ \"$EVAL_ONLY\" = true ]; then\n" * 50_000, id="50k-unclosed-ifs"),
+    pytest.param(SCRIPT, "$(" * 100_000 + "\n", id="open-substitutions"),
+    pytest.param(SCRIPT, "".join(f"V{i}=$V{i - 1}$V{i - 1}\n" for i in range(1, 20_000)), id="doubling-variables"),
+    pytest.param(SCRIPT, "A=" + "x" * 19_000 + "\n" + 'echo "$A"\n' * 50_000, id="wide-expansions"),
 ])
 def test_scripts_that_stress_the_readers_end_in_a_verdict(world, path, text):
     """Recursion, quadratic expansion, deep JSON and unclosed branches in scripts: the evaluation
