@@ -169,22 +169,15 @@ def _replay_problem(ctx: Context, unit: SpecUnit, line: int) -> Finding | None:
         return Finding(unit.path, line, RULE, Severity.ERROR,
                        f"the agentic replay client build_replay_cmd lives in {lib}, which is not available at the "
                        "PR head; cannot verify that it benchmarks through the chat template")
-    body = _function_body(text, "build_replay_cmd")
+    body = ctx.script(text).functions.get("build_replay_cmd")
     if body is None:
         return Finding(unit.path, line, RULE, Severity.ERROR, f"build_replay_cmd is not defined in {lib}")
-    if not _CHAT.search(body) or _RAW.search(body):
+    code = "\n".join(ln.code for ln in body)
+    if not _CHAT.search(code) or _RAW.search(code):
         return Finding(unit.path, line, RULE, Severity.ERROR,
                        f"build_replay_cmd in {lib} does not target the chat-completions endpoint; replay through "
                        "/v1/chat/completions (--endpoint-type chat)")
     return None
-
-
-def _function_body(text: str, name: str) -> str | None:
-    m = re.search(rf"^\s*(?:function\s+)?{re.escape(name)}\s*\(\)\s*\{{\s*$", text, re.MULTILINE)
-    if not m:
-        return None
-    end = re.search(r"^\}\s*$", text[m.end():], re.MULTILINE)
-    return text[m.end(): m.end() + end.start()] if end else text[m.end():]
 
 
 def check(ctx: Context) -> CheckResult:

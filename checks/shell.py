@@ -517,6 +517,8 @@ class _Group:
 class _Func:
     name: str
     body: tuple
+    line: int  # where the definition starts
+    end: int  # where its body ends
 
 
 _Node = object  # one of the node dataclasses above
@@ -637,12 +639,12 @@ class _Parser:
                 self.i += 1
                 if self._op_at(0, "(") and self._op_at(1, ")"):
                     self.i += 2
-                return self._funcdef(name or "")
+                return self._funcdef(name or "", tok.line)
             if lit == "[[":
                 return self._double_bracket(tok)
             if lit is not None and _NAME.fullmatch(lit) and self._op_at(1, "(") and self._op_at(2, ")"):
                 self.i += 3
-                return self._funcdef(lit)
+                return self._funcdef(lit, tok.line)
         if tok.kind == "op" and tok.op == "(":
             self.i += 1
             body = self.statements(_NONE, frozenset({")"}))
@@ -679,11 +681,12 @@ class _Parser:
         return bool(lit) and lit.isdigit() and self.i + 1 < len(self.t) \
             and self.t[self.i + 1].kind == "op" and self.t[self.i + 1].op in _REDIRECTS
 
-    def _funcdef(self, name: str) -> _Func:
+    def _funcdef(self, name: str, line: int) -> _Func:
         self._skip_nl()
         body_node = self.command(_NONE, _NONE)
         body = (body_node,) if body_node is not None else ()
-        return _Func(name, body)
+        last = min(self.i, len(self.t)) - 1  # the last token of the body
+        return _Func(name, body, line, self.t[last].line if last >= 0 else line)
 
     def _double_bracket(self, first: _Tok) -> _Node:
         words = [first.word]
@@ -1698,24 +1701,25 @@ class Script:
     def assignments(self) -> tuple[Assignment, ...]:
         """Every variable the script sets, anywhere (in functions, branches, loops), in order."""
         out: list[Assignment] = []
-        stack: list[Iterator] = [iter(self.statements)]
-        while stack:
-            node = next(stack[-1], _END)
-            if node is _END:
-                stack.pop()
-            elif isinstance(node, _Simple):
-                declares = bool(node.words) and node.words[0].unquoted_literal in _DECLARATIONS
-                if not node.words or declares:
-                    out.extend(Assignment(name, scalar.line if scalar is not None else node.line, scalar, array, append)
-                               for name, append, scalar, array in node.assigns)
-                for w in node.words[1:] if declares else ():
-                    assignment = _assignment(w)
-                    if assignment is not None:
-                        name, append, value = assignment
-                        out.append(Assignment(name, w.line, value, None, append))
-            elif node is not None:
-                stack.append(iter(_children(node)))
+        for node in _walk(self.statements):
+            if not isinstance(node, _Simple):
+                continue
+            declares = bool(node.words) and node.words[0].unquoted_literal in _DECLARATIONS
+            if not node.words or declares:
+                out.extend(Assignment(name, scalar.line if scalar is not None else node.line, scalar, array, append)
+                           for name, append, scalar, array in node.assigns)
+            for w in node.words[1:] if declares else ():
+                assignment = _assignment(w)
+                if assignment is not None:
+                    name, append, value = assignment
+                    out.append(Assignment(name, w.line, value, None, append))
         return tuple(out)
+
+    @cached_property
+    def functions(self) -> dict[str, tuple[ShellLine, ...]]:
+        """The lines of each function the script defines (its last definition), from `name() {` to `}`."""
+        return {node.name: self.lines[node.line - 1:node.end] for node in _walk(self.statements)
+                if isinstance(node, _Func)}
 
     def array_items(self, name: str) -> tuple[str, ...]:
         """The items of every `name=(...)` / `name+=(...)`, with the variables the script fixes expanded."""
@@ -1811,6 +1815,19 @@ class Script:
             at = end
         out.append(code[at:])
         return "".join(out)
+
+
+def _walk(nodes: tuple) -> Iterator[_Node]:
+    """Every statement of `nodes` and every statement inside them, in order (without recursion: hostile
+    scripts nest deep)."""
+    stack: list[Iterator] = [iter(nodes)]
+    while stack:
+        node = next(stack[-1], _END)
+        if node is _END:
+            stack.pop()
+        elif node is not None:
+            yield node
+            stack.append(iter(_children(node)))
 
 
 def _children(node: _Node) -> tuple:

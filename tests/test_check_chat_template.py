@@ -109,6 +109,17 @@ def test_agentic_replay_on_raw_completions_fails():
     assert r.status is Status.FAIL and "chat-completions endpoint" in r.findings[0].message
 
 
+def test_a_chat_endpoint_only_in_a_comment_of_the_replay_function_does_not_count():
+    """The function is read as bash reads it: its body up to its closing brace, comments left out, however
+    it is laid out."""
+    raw = LIB_CHAT.replace("/v1/chat/completions", "/v1/completions").replace("chat\"", "completions\"")
+    lib = raw.replace("{\n", "{  # replays on /v1/chat/completions (--endpoint-type chat)\n", 1)
+    r = run(files=[changed(AGENTIC, None, SERVE + REPLAY)], extra_files={HEAD: {LIB: lib}})
+    assert r.status is Status.FAIL and "chat-completions endpoint" in r.findings[0].message
+    one_line = "function build_replay_cmd { REPLAY_CMD=\"$AIPERF_CLI profile --endpoint-type chat\"; }\n"
+    assert run(files=[changed(AGENTIC, None, SERVE + REPLAY)], extra_files={HEAD: {LIB: one_line}}).status is Status.PASS
+
+
 def test_library_changed_by_the_pr_is_read_at_head():
     c = ctx(files=[changed(AGENTIC, None, SERVE + REPLAY), changed(LIB, "x() {\n}\n", LIB_CHAT)])
     assert chat_template.wants(c).files == ()

@@ -112,6 +112,13 @@ def test_assignments_and_arrays():
     assert script.array_items("ARGS") == ("--x", "1", "--y")
 
 
+def test_functions_span_their_definition():
+    script = Script("f() {\n  a  # c\n  { b; }\n}\nfunction g { x; }\nf() ( y )\n")
+    assert {name: [ln.code for ln in lines] for name, lines in script.functions.items()} == {
+        "f": ["f() ( y )"], "g": ["function g { x; }"]}
+    assert [ln.code for ln in Script("f() {\n  a  # c\n  { b; }\n}\n").functions["f"]] == ["f() {", "  a", "  { b; }", "}"]
+
+
 def test_embedded_shell_is_read_line_by_line():
     """A workflow's `run:` block: an apostrophe in the YAML around it opens no quote, and an indented
     delimiter ends a heredoc and an indented diff is one (YAML strips the block's indentation)."""
@@ -133,7 +140,7 @@ def test_line_numbers_are_those_of_splitlines():
 
 _PIECES = list("ab$()[]{}\"'`\\;&|<>=-#\n \t!*:+0123456789") + [
     "vllm serve ", "if ", "then ", "fi ", "case ", "esac ", "in ", ";;", "$((", "${", "<<EOF\n", "EOF\n",
-    "<<-'EOF'\n", "\tEOF\n", "$(", "() {", "[[ ", " ]]", "export ", "X=(", "X=", "function ", "$X", "${X:-4}"]
+    "<<-'EOF'\n", "\tEOF\n", "$(", "() {", "[[ ", " ]]", "export ", "X=(", "X=", "function ", "f", "$X", "${X:-4}"]
 
 
 @settings(max_examples=300, deadline=None)
@@ -142,4 +149,6 @@ def test_reading_lines_never_raises_on_hostile_text(text, embedded):
     script = Script(text, embedded=embedded)
     assert [ln.number for ln in script.lines] == list(range(1, len(text.splitlines()) + 1))
     assert all(c.line <= c.end for c in script.commands)
+    assert all(a.line <= len(script.lines) for a in script.assignments)
+    assert all(lines for lines in script.functions.values())
     script.array_items("X")
