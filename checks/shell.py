@@ -1601,8 +1601,9 @@ class Script:
     """A bash script, lexed and parsed once, then read two ways.
 
     As a program: `launches(env)` and `exports()` run the interpreter over its syntax tree. As lines:
-    `lines`, `commands` and `assignments`, for checks that look for settings with patterns. Both come
-    from the one lexer, so quoting, comments, heredocs and `$(...)` mean the same to every reader.
+    `lines`, `commands`, `assignments`, `functions` and `array_items`, for checks that look for settings
+    with patterns. Both come from the one lexer, so quoting, comments, heredocs and `$(...)` mean the
+    same to every reader.
 
     Lines are those of `str.splitlines`, so their numbers are the diff's. With `embedded`, the text is
     shell inside YAML (a workflow's `run:` blocks): each line is lexed on its own, since YAML text
@@ -1678,7 +1679,8 @@ class Script:
         for n, text in enumerate(self.raw, 1):
             doc = docs.get(n)
             code = text if doc is not None else "" if n in ends else codes[n - 1]
-            out.append(ShellLine(n, text, code, doc, self._expand_line(code, read.refs.get(n))))
+            refs = read.refs.get(n)
+            out.append(ShellLine(n, text, code, doc, self._expand_line(code, refs) if refs else code))
         return tuple(out)
 
     @cached_property
@@ -1737,10 +1739,10 @@ class Script:
     def _value(self, name: str, depth: int) -> str | None:
         """The value every assignment of `name` gives it, when they all give the same one; None otherwise.
 
-        Where the line of an assignment runs does not matter: a value two branches set differently is
-        not fixed. A variable the script reads before setting it (`N="${N:-2}"`) is taken as unset by the
-        runner, so N is 2. Unknown variables inside a value stay as written (`{"n": $N}`); a command
-        substitution makes the value unknown.
+        Where an assignment sits does not matter: a value two branches set differently is not fixed.
+        In its own assignment a variable is taken as not set by the runner (`N="${N:-2}"`: N is 2), as is
+        a variable the script never sets (`${Y:-7}` is 7). Unknown variables inside a value stay as
+        written (`{"n": $N}`); a command substitution makes the value unknown.
         """
         if name in self._values:
             return self._values[name]
@@ -1799,10 +1801,8 @@ class Script:
             return value.strip()
         return "0" if value == "" else None
 
-    def _expand_line(self, code: str, refs: list[tuple[int, int, Part]] | None) -> str:
+    def _expand_line(self, code: str, refs: list[tuple[int, int, Part]]) -> str:
         """`code` with its expansions replaced where their value is fixed (values put on one line)."""
-        if not refs:
-            return code
         out: list[str] = []
         at = added = 0
         for begin, end, part in refs:
