@@ -44,9 +44,9 @@ import fnmatch
 import itertools
 import operator
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache, cached_property, lru_cache
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, NamedTuple
 
 # ---------------------------------------------------------------------------
 # Shell subset: lexer
@@ -63,15 +63,16 @@ _OPERATORS = sorted(["&&", "||", ";;&", ";;", ";&", ";", "&", "|&", "|", "(", ")
 _OPERATOR_CHARS = frozenset(o[0] for o in _OPERATORS)
 _OPERATOR = re.compile("|".join(re.escape(o) for o in _OPERATORS))  # longest first, as `_OPERATORS` is sorted
 _BLANKS = re.compile(r"[ \t\r]+")
+_WORD_STOP = " \t\r\n;&|()<>"  # what ends a word outside quotes
+_SIMPLE_WORD = re.compile(r"[^ \t\r\n;&|()<>\\'\"`$\x00]+(?=[ \t\r\n;&|()<>]|\Z)")  # a word with no quoting or expansion
 _BALANCED = {"(": re.compile(r"[\\\n'\"()]"), "{": re.compile(r"[\\\n\"{}]")}  # what `_balanced` must look at
 _REDIRECTS = {"<", ">", ">>", ">|", "<>", "&>", "&>>", ">&", "<&", "<<<", "<<", "<<-"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 
 
-@dataclass(frozen=True)
-class Part:
-    """One piece of a shell word.
+class Part(NamedTuple):
+    """One piece of a shell word (a tuple, as `Word` and `_Tok`: a script has thousands, built fast).
 
     kind: "lit" (literal text), "param" (`$NAME`, `${NAME...}`), "cmd"
     (command substitution, never run) or "arith" (`$((...))`).
@@ -81,13 +82,12 @@ class Part:
     text: str
     quoted: bool = False
     name: str = ""
-    index: str = ""  # array subscript: "@", "*", a number, or ""
+    subscript: str = ""  # array subscript: "@", "*", a number, or ""
     op: str = ""  # ":-", "-", ":=", "=", ":+", "+", or "?" for any other operator
     arg: tuple["Part", ...] = ()
 
 
-@dataclass(frozen=True)
-class Word:
+class Word(NamedTuple):
     parts: tuple[Part, ...]
     line: int
 
@@ -99,8 +99,7 @@ class Word:
         return None
 
 
-@dataclass(frozen=True)
-class _Tok:
+class _Tok(NamedTuple):
     kind: str  # word | op | nl | array | arith
     line: int
     word: Word | None = None
@@ -271,9 +270,16 @@ class _Lexer:
 
     def _word_or_array(self) -> None:
         line = self.line
-        parts = self._word_parts(stop=" \t\r\n;&|()<>")
-        word = Word(tuple(parts), line)
-        lit = word.unquoted_literal
+        simple = _SIMPLE_WORD.match(self.s, self.i)
+        if simple is not None:  # most words: plain text, nothing to quote or expand
+            self.i = simple.end()
+            lit = simple.group()
+            parts = [Part("lit", lit)]
+            word = Word((parts[0],), line)
+        else:
+            parts = self._word_parts(stop=_WORD_STOP)
+            word = Word(tuple(parts), line)
+            lit = word.unquoted_literal
         m = _ASSIGN.match(lit) if lit is not None else None
         if m and lit == m.group(0) and self.s.startswith("(", self.i):
             self.i += 1
@@ -455,7 +461,7 @@ class _Lexer:
                 arg = tuple(sub._word_parts(stop="", quoted=quoted, end="\x00"))
             else:
                 op = "?"
-        return Part("param", "${" + text + "}", quoted, name=name, index=index, op=op, arg=arg)
+        return Part("param", "${" + text + "}", quoted, name=name, subscript=index, op=op, arg=arg)
 
 
 def _expansions(text: str, nesting: int = 0) -> list[tuple[int, int, Part]]:
@@ -828,7 +834,7 @@ def _assignment(word: Word) -> tuple[str, bool, Word] | None:
     if m is None:
         return None
     rest = first.text[m.end():]
-    value = ((replace(first, text=rest),) if rest else ()) + word.parts[1:]
+    value = ((first._replace(text=rest),) if rest else ()) + word.parts[1:]
     return m.group(1), bool(m.group(2)), Word(value, word.line)
 
 
@@ -977,17 +983,17 @@ class _Interpreter:
 
     def _apply_op(self, state: _State, part: Part, alt) -> list:
         if isinstance(alt, tuple):  # an array
-            if part.index in ("@", "*"):
+            if part.subscript in ("@", "*"):
                 value = alt
-            elif part.index.isdigit() or part.index == "":
-                n = int(part.index or 0)
+            elif part.subscript.isdigit() or part.subscript == "":
+                n = int(part.subscript or 0)
                 value = alt[n].first if n < len(alt) else ""
             else:
                 value = None
         elif alt is _UNSET:
             value = ""
         else:
-            value = alt if part.index in ("", "0", "@", "*") else ""
+            value = alt if part.subscript in ("", "0", "@", "*") else ""
         op = part.op
         if not op:
             return [value]
@@ -1762,7 +1768,7 @@ class Script:
 
     def _expand(self, part: Part, owner: str, depth: int) -> str | None:
         """What `$NAME` / `${NAME}` / `${NAME:-word}` (and `-`, `:=`, `=`) comes to; None when not fixed."""
-        if part.kind != "param" or part.op not in ("", ":-", "-", ":=", "=") or part.index \
+        if part.kind != "param" or part.op not in ("", ":-", "-", ":=", "=") or part.subscript \
                 or not _NAME.fullmatch(part.name):
             return None
         if part.name == owner or part.name not in self._assigned:  # unset, as far as the script says
