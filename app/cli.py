@@ -22,6 +22,26 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _backtest(args: argparse.Namespace) -> int:
+    from . import backtest as bt
+    from .gitrepo import GitError
+
+    try:
+        since, until = bt.parse_date(args.since), bt.parse_date(args.until)
+        rows = bt.backtest(args.repo, since, until, progress=bt.progress_line())
+    except (ValueError, GitError) as exc:
+        print(f"signoff-bot backtest: {exc}", file=sys.stderr)
+        return 2
+    for row in rows:
+        if row.error:
+            print(f"signoff-bot backtest: #{row.pr.number}: {row.error}", file=sys.stderr)
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as out:
+            out.write(bt.report(rows, args.repo))
+    print(json.dumps(bt.to_json(rows), ensure_ascii=False) if args.json else bt.table(rows))
+    return 0
+
+
 def _fake_github(args: argparse.Namespace) -> int:
     from .fake_github import main as fake_main
 
@@ -75,6 +95,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pr", type=int, help="pull request number (default: the world's only PR)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_replay)
+
+    p = sub.add_parser("backtest", help="what the content checks would have said on a repository's merged PRs")
+    p.add_argument("repo", help="a local clone of the repository")
+    p.add_argument("--since", help="first merge date (YYYY-MM-DD, UTC) to include")
+    p.add_argument("--until", help="last merge date (YYYY-MM-DD, UTC) to include")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--report", metavar="FILE.md", help="also write a Markdown report")
+    p.set_defaults(func=_backtest)
 
     p = sub.add_parser("fake-github", help="serve worlds as a fake GitHub REST API", add_help=False)
     p.add_argument("rest", nargs=argparse.REMAINDER)

@@ -17,7 +17,7 @@ import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import yaml
 
@@ -168,10 +168,12 @@ class FileDiff:
     head: bytes | None
 
 
-def diff_trees(base: dict[str, bytes], head: dict[str, bytes]) -> list[FileDiff]:
+def diff_trees(base: Mapping[str, bytes], head: Mapping[str, bytes]) -> list[FileDiff]:
     """The files GitHub lists for a base -> head comparison, sorted by path.
 
     A removed file and an added file with identical content are one rename.
+    Mappings that know their blob ids (`blob_id(path)`, as `app.gitrepo.Blobs`)
+    are compared by id, so an unchanged file is never read.
     """
     removed = {p: base[p] for p in base if p not in head}
     added = {p: head[p] for p in head if p not in base}
@@ -189,14 +191,21 @@ def diff_trees(base: dict[str, bytes], head: dict[str, bytes]) -> list[FileDiff]
         if path in renamed_from:
             continue
         old_path = renames.get(path)
+        if old_path is None and path in base and path in head and _same(base, head, path):
+            continue
         b = base.get(old_path or path)
         h = head.get(path)
-        if b == h and old_path is None:
-            continue
         status = "renamed" if old_path else "added" if b is None else "removed" if h is None else "modified"
         patch, adds, dels = unified_patch(b, h)
         out.append(FileDiff(path, status, old_path, patch, adds, dels, b, h))
     return out
+
+
+def _same(base: Mapping[str, bytes], head: Mapping[str, bytes], path: str) -> bool:
+    ids = getattr(base, "blob_id", None), getattr(head, "blob_id", None)
+    if ids[0] and ids[1]:
+        return ids[0](path) == ids[1](path)
+    return base[path] == head[path]
 
 
 def unified_patch(base: bytes | None, head: bytes | None) -> tuple[str | None, int, int]:

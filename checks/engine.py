@@ -6,10 +6,11 @@ Each check module has `NUMBER`, `NAME` and one pure function
 a merge gate must fail closed, not crash: the exception becomes that check's
 FAIL with its type and message.
 
-Recipe lint (`checks.lint`) runs on every PR, signed off or not. Its
-error-severity findings on changed files join the verdict: under the check a
-rule belongs to (`CHECK` in the rule module), else on a "Recipe lint" row,
-and they block PASS. Warnings are reported but never block.
+Recipe lint (`checks.lint`) runs on every PR, signed off or not. It is
+advice, not the gate: the sign-off verdict is checks 0-12 as the spec writes
+them. Its findings are posted as inline review comments and summed up on the
+verdict's "Recipe lint" row, which FAILs on an error on a changed file but
+blocks PASS only where `.github/signoff-bot.yml` sets `lint: blocking`.
 
 A "Complete evidence" row fails when the checks could not see the whole PR:
 GitHub truncated its file or commit list, or a changed file is not text the
@@ -17,8 +18,6 @@ checks can read (binary, not UTF-8, over the size limit, a symlink).
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 from . import (
     append_only,
@@ -77,11 +76,9 @@ def evaluate(snap: Snapshot) -> Verdict:
     ctx = Context(snap)
     results = [run_check(m, ctx) for m in CHECKS]
     lint_findings = lint.run(ctx)
-    results, lint_row = _merge_lint(ctx, results, lint_findings)
-    extra = [lint_row] if lint_row else []
+    lint_row = _lint_row(ctx, lint_findings)
     complete = _completeness(ctx)
-    if complete is not None:
-        extra.append(complete)
+    extra = (complete,) if complete is not None else ()
     findings = sorted({f for r in (*results, *extra) for f in r.findings} | set(lint_findings),
                       key=lambda f: (f.path, f.line, f.rule, f.message))
     sign = ctx.signoff
@@ -90,7 +87,9 @@ def evaluate(snap: Snapshot) -> Verdict:
         signer=sign.author if sign else None,
         signoff_url=sign.comment.url if sign else None,
         results=tuple(results),
-        extra=tuple(extra),
+        extra=extra,
+        lint=lint_row,
+        lint_blocking=ctx.policy.lint == "blocking",
         findings=tuple(findings),
     )
 
@@ -114,24 +113,13 @@ def _completeness(ctx: Context) -> CheckResult | None:
                        "; ".join(reasons) + ", so the PR cannot pass", tuple(unreadable))
 
 
-def _merge_lint(ctx: Context, results: list[CheckResult], findings: list[Finding]):
+def _lint_row(ctx: Context, findings: list[Finding]) -> CheckResult:
+    """The "Recipe lint" row: FAIL on an error-severity finding on a file the PR changes, else PASS."""
     changed = {f.path for f in ctx.changed_files}
-    blocking = [f for f in findings if f.severity is Severity.ERROR and f.path in changed]
-    by_check: dict[int, list[Finding]] = {}
-    loose: list[Finding] = []
-    for f in blocking:
-        number = lint.check_of(f.rule)
-        (by_check.setdefault(number, []) if number is not None else loose).append(f)
-    merged = []
-    for r in results:
-        extra = [f for f in by_check.get(r.number, []) if f not in r.findings]
-        if extra:
-            lint_fail = CheckResult.failed(r.number, r.name, extra, rule_in_reason=True)
-            reason = f"{r.reason}; also {lint_fail.reason}" if r.status is Status.FAIL else lint_fail.reason
-            r = replace(r, status=Status.FAIL, reason=reason, findings=r.findings + lint_fail.findings)
-        merged.append(r)
-    row = None
-    if loose:
-        row = CheckResult.failed(LINT_NUMBER, LINT_NAME, loose, rule_in_reason=True)
-    return merged, row
-
+    errors = [f for f in findings if f.severity is Severity.ERROR and f.path in changed]
+    if errors:
+        return CheckResult.failed(LINT_NUMBER, LINT_NAME, errors, rule_in_reason=True)
+    others = len(findings)
+    return CheckResult(LINT_NUMBER, LINT_NAME, Status.PASS,
+                       f"no errors on the changed files ({others} other finding{'s' * (others != 1)})"
+                       if others else "no findings")

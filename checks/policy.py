@@ -9,6 +9,7 @@ overrides any of them in `.github/signoff-bot.yml` on its base branch, e.g.:
     sweep_workflow: run-sweep.yml
     established_skus: [h100, h200, b200]
     block_self_signoff: true
+    lint: blocking          # recipe lint errors block the sign-off (default: advice)
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, fields, replace
 import yaml
 
 CONFIG_PATH = ".github/signoff-bot.yml"
+_CHOICES = {"lint": ("advice", "blocking")}
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ class Policy:
     recipe_root: str = "benchmarks/multi_node/srt-slurm-recipes"
     block_self_signoff: bool = False
     advisory: bool = False
+    # "advice": recipe lint findings are posted but never change the sign-off verdict; "blocking": they do.
+    lint: str = "advice"
 
     @classmethod
     def from_yaml(cls, text: str | None) -> tuple["Policy", str | None]:
@@ -77,6 +81,8 @@ class Policy:
                 value = tuple(value)
             elif not isinstance(value, type(default)):
                 return policy, f"{CONFIG_PATH}: {key} must be a {type(default).__name__}"
+            elif name in _CHOICES and value not in _CHOICES[name]:
+                return policy, f"{CONFIG_PATH}: {key} must be one of {', '.join(_CHOICES[name])}"
             changes[name] = value
         return replace(policy, **changes), None
 

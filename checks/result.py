@@ -72,13 +72,24 @@ class Verdict:
     signer: str | None  # login of the sign-off's author, None when there is no sign-off
     signoff_url: str | None
     results: tuple[CheckResult, ...]
-    # Rows beyond checks 0-12, shown only when they fail: recipe lint errors, an incomplete snapshot.
+    # Rows beyond checks 0-12, shown only when they fail: an incomplete snapshot.
     extra: tuple[CheckResult, ...] = ()
+    lint: CheckResult | None = None  # the "Recipe lint" row: advice, unless `lint_blocking`
+    lint_blocking: bool = False
     findings: tuple[Finding, ...] = field(default=())  # every finding, checks' and lint's, sorted
 
     @property
     def rows(self) -> tuple[CheckResult, ...]:
-        return self.results + self.extra
+        """The rows that decide the verdict: checks 0-12, a failing completeness row, blocking lint."""
+        lint = (self.lint,) if self.lint is not None and self.lint_blocking else ()
+        return self.results + self.extra + lint
+
+    @property
+    def advice(self) -> CheckResult | None:
+        """The lint row when it is advice and has something to say (it never changes the verdict)."""
+        if self.lint is None or self.lint_blocking or self.lint.status is not Status.FAIL:
+            return None
+        return self.lint
 
     @property
     def passed(self) -> bool:

@@ -28,12 +28,6 @@ def test_run_is_sorted_and_deduplicated():
     assert lint.run(c) == findings
 
 
-def test_check_of_maps_rules_to_their_sign_off_check():
-    assert lint.check_of("spec-decode-chat-template") == 9
-    assert lint.check_of(car_v2.ID) is None
-    assert lint.check_of("no-such-rule") is None
-
-
 def test_wants_merges_the_rules_requests():
     assert lint.wants(lint_ctx(None, master_yaml())).files == ((HEAD, RECIPE_PATH),)
     assert not lint.wants(lint_ctx(recipe_yaml(), master_yaml()))

@@ -60,7 +60,3 @@ def test_malformed_files_do_not_crash():
     text = recipe_yaml().replace('  type: "sa-bench"\n  use_chat_template: true\n', "").replace(
         "benchmark:\n", "benchmark: sa-bench\n")
     assert found(lint_ctx(text)) == [(RECIPE_PATH, L_BENCHMARK)]
-
-
-def test_errors_belong_to_check_9():
-    assert lint.check_of(rule.ID) == 9

@@ -2,13 +2,13 @@
 
 Reviewers kept catching the same mistakes by hand; each rule here catches
 one of them on every PR, signed off or not. A rule is one module with `ID`,
-`SEVERITY`, an optional `CHECK` (the sign-off check its errors belong to),
-one pure function `check(ctx) -> Iterator[Finding]` and optionally
+`SEVERITY`, one pure function `check(ctx) -> Iterator[Finding]` and optionally
 `wants(ctx) -> Wanted`; its docstring documents the rule. Adding a rule is
 adding its module to `RULES`.
 
-The engine (`checks.engine`) runs `run`; error-severity findings on changed
-files join the verdict under `check_of(rule)` or on the "Recipe lint" row.
+The engine (`checks.engine`) runs `run`; its findings are advice: inline
+review comments and the verdict's "Recipe lint" row, which blocks the
+sign-off only under `lint: blocking`.
 """
 
 from __future__ import annotations
@@ -60,12 +60,6 @@ def run(ctx: Context) -> list[Finding]:
                                      f"internal error in lint rule {rule.ID} ({type(exc).__name__}: {exc}); "
                                      f"fails closed: report it to the signoff-bot maintainers"))
     return sorted(findings, key=lambda f: (f.path, f.line, f.rule, f.severity.value, f.message))
-
-
-def check_of(rule_id: str) -> int | None:
-    """The sign-off check a rule's errors are reported under; None for the "Recipe lint" row."""
-    rule = _BY_ID.get(rule_id)
-    return getattr(rule, "CHECK", None) if rule else None
 
 
 def wants(ctx: Context) -> Wanted:

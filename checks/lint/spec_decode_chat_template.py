@@ -45,7 +45,6 @@ from .recipes import PointRef, Recipe, changed_recipes, linked_points, option, r
 
 ID = "spec-decode-chat-template"
 SEVERITY = Severity.ERROR
-CHECK = 9
 
 _ROLES = ("prefill", "decode", "aggregated", "agg")
 _FIX = "set use_chat_template: true in the recipe's benchmark block"
