@@ -2,7 +2,7 @@
 
 What it enforces: every master-config entry the PR adds or changes runs only
 model/scenario combinations that MODELS.md on the base branch lists as
-active on the review date (`Snapshot.now`, UTC). MODELS.md is the source of
+active on the review date (`review_date`). MODELS.md is the source of
 truth for what InferenceX still benchmarks; cluster time spent on retired
 models is wasted and their results are no longer published.
 
@@ -26,8 +26,9 @@ The deterministic rules chosen where the spec asks for judgement:
 - A deprecation statement MODELS.md makes that the parser cannot read fails
   closed for the models it names (all models if it names none).
 - A model prefix MODELS.md does not list cannot be deprecated: PASS, noted.
-- MODELS.md missing from the base branch: FAIL closed. N/A when the PR adds
-  or changes no master-config entry.
+- MODELS.md missing from the base branch: nothing is deprecated, N/A (the
+  rule has nothing to enforce). N/A when the PR adds or changes no
+  master-config entry. An unreadable review date: FAIL, cannot decide.
 
 Passing example (PR #2213, reviewed 2026-07-27): kimik2.5-fp4-mi355x-vllm,
 fixed-seq-len 8192/1024; MODELS.md lists kimik2.5 Single-turn 8k1k as active.
@@ -39,7 +40,7 @@ on Kimi-K2.5/2.6/2.7-Code (`kimik2.5`)" -> FAIL on the entry's 8k1k point.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime, timedelta, timezone
 
 from . import models_md
 from .context import Context
@@ -50,6 +51,7 @@ NUMBER = 7
 NAME = "deprecated models"
 
 RULE = "deprecated-model"
+ANYWHERE_ON_EARTH = timezone(timedelta(hours=-12), "AoE")
 _NO_SPEC = (None, False, "", "none", "off", "false", "no")
 
 
@@ -60,13 +62,12 @@ def check(ctx: Context) -> CheckResult:
     path = ctx.policy.models_md
     text = ctx.snap.policy.get(path)
     if text is None:
+        return CheckResult(NUMBER, NAME, Status.NA,
+                           f"{path} is not on the base branch: no model or scenario is deprecated")
+    today = review_date(ctx.snap.now)
+    if today is None:
         return CheckResult(NUMBER, NAME, Status.FAIL,
-                           f"{path} is not on the base branch; deprecation cannot be verified")
-    try:
-        today = date.fromisoformat(ctx.snap.now[:10])
-    except ValueError:
-        return CheckResult(NUMBER, NAME, Status.FAIL,
-                           f"the review date {ctx.snap.now!r} is unreadable; deprecation cannot be verified")
+                           f"cannot decide: the review date {ctx.snap.now!r} is unreadable")
     models = models_md.parse(text)
 
     problems: list[str] = []
@@ -97,6 +98,17 @@ def check(ctx: Context) -> CheckResult:
     if unlisted:
         reason += f" ({', '.join(sorted(set(unlisted)))} not listed in {path}, so not deprecated)"
     return CheckResult(NUMBER, NAME, Status.PASS, reason)
+
+
+def review_date(now: str) -> date | None:
+    """The calendar date Anywhere on Earth at the ISO 8601 instant `now` (read as UTC when it names no zone)."""
+    try:
+        instant = datetime.fromisoformat(now.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if instant.tzinfo is None:
+        instant = instant.replace(tzinfo=timezone.utc)
+    return instant.astimezone(ANYWHERE_ON_EARTH).date()
 
 
 def _violations(change: EntryChange, models: models_md.ModelsMd, today: date, path: str):

@@ -74,10 +74,15 @@ def test_na_when_the_pr_only_removes_an_entry():
     assert r.status is Status.NA
 
 
-def test_missing_models_md_fails_closed():
+def test_missing_models_md_deprecates_nothing():
     r = run(entry(), models=None)
-    assert r.status is Status.FAIL
-    assert r.reason == "MODELS.md is not on the base branch; deprecation cannot be verified"
+    assert r.status is Status.NA
+    assert r.reason == "MODELS.md is not on the base branch: no model or scenario is deprecated"
+
+
+def test_an_unreadable_review_date_cannot_be_decided():
+    r = run(entry(), now="yesterday")
+    assert r.status is Status.FAIL and r.reason.startswith("cannot decide: the review date")
 
 
 def test_scheduled_deprecation_is_allowed_until_its_last_day():
@@ -86,8 +91,14 @@ def test_scheduled_deprecation_is_allowed_until_its_last_day():
     assert r.reason == "MODELS.md lists kimik2.5 Single-turn 8k1k as active on 2026-08-06"
 
 
+def test_the_last_day_lasts_until_it_has_ended_everywhere_on_earth():
+    assert run(entry(), now="2026-08-07T11:59:59Z").status is Status.PASS  # still August 6 at UTC-12
+    assert run(entry(), now="2026-08-07T07:59:59-04:00").status is Status.PASS
+    assert run(entry(), now="2026-08-07T12:00:00Z").status is Status.FAIL
+
+
 def test_after_the_last_day_the_scenario_fails_on_its_point_line():
-    r = run(entry(), now="2026-08-07T00:00:00Z")
+    r = run(entry(), now="2026-08-07T12:00:00Z")
     assert r.status is Status.FAIL
     assert r.reason.startswith(f"{PATH}:29 kimik2.5-fp4-mi355x-vllm submits kimik2.5 Single-turn 8k1k, deprecated "
                                f"since 2026-08-07 (MODELS.md:25: ")
@@ -179,8 +190,8 @@ def test_agrees_with_the_shared_worlds(world):
     result = check_on_world(world, deprecation)
     if expected is not None:
         assert result.status.value == expected, result.reason
-    elif not any((world / "trees").glob("*/MODELS.md")):  # pr1676 predates MODELS.md: the check fails closed
-        assert result.status is Status.FAIL and "not on the base branch" in result.reason
+    elif not any((world / "trees").glob("*/MODELS.md")):  # pr1676 predates MODELS.md: nothing to enforce
+        assert result.status is Status.NA and "not on the base branch" in result.reason
 
 
 @settings(max_examples=60, deadline=None)
