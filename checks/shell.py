@@ -479,11 +479,12 @@ def _expansions(text: str, nesting: int = 0) -> list[tuple[int, int, Part]]:
 
 @dataclass(frozen=True)
 class _Simple:
-    """A simple command: leading assignments and the command's words (redirections dropped)."""
+    """A simple command: leading assignments, the command's words and its redirections."""
 
     line: int
     assigns: tuple[tuple[str, bool, Word | None, tuple[Word, ...] | None], ...]  # name, append, scalar, array
     words: tuple[Word, ...]
+    redirects: tuple[tuple[str, Word], ...] = ()  # (operator, target word), e.g. (">", file), ("<<", delimiter)
 
 
 @dataclass(frozen=True)
@@ -791,6 +792,7 @@ class _Parser:
         line = tok.line if tok is not None else 0
         assigns = []
         words: list[Word] = []
+        redirects: list[tuple[str, Word]] = []
         while self.i < len(self.t):
             tok = self.t[self.i]
             if tok.kind == "array":  # `X=(...)`, also after `declare -a` / `local`
@@ -801,7 +803,9 @@ class _Parser:
                 if tok.op not in _REDIRECTS:
                     break
                 self.i += 1
-                if self._peek() is not None and self._peek().kind == "word":
+                target = self._peek()
+                if target is not None and target.kind == "word":
+                    redirects.append((tok.op, target.word))
                     self.i += 1
                 continue
             if tok.kind != "word":
@@ -820,7 +824,7 @@ class _Parser:
             self.i += 1
         if not assigns and not words:
             return None
-        return _Simple(line, tuple(assigns), tuple(words))
+        return _Simple(line, tuple(assigns), tuple(words), tuple(redirects))
 
 
 _DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})  # builtins taking NAME=value
@@ -1516,6 +1520,28 @@ class Assignment:
         return _as_written(self.value.parts if self.value is not None else ())
 
 
+@dataclass(frozen=True)
+class Call:
+    """One simple command as bash reads it, for readers that judge what a command does.
+
+    `words` are the command's words with each variable the script fixes substituted; an unknown value stays
+    as written (`$X`), a command substitution as `$(...)` (never run). `quoted` says which words were
+    written in quotes. `redirects` are (operator, target). `function` is the function the command is
+    written in ("" at the top level).
+    """
+
+    line: int
+    words: tuple[str, ...]
+    quoted: tuple[bool, ...]
+    redirects: tuple[tuple[str, str], ...]
+    function: str
+    substitutions: tuple[str, ...]  # the source of every `$(...)` in its words and redirections
+
+    @property
+    def name(self) -> str:
+        return self.words[0] if self.words else ""
+
+
 def _as_written(parts: tuple[Part, ...]) -> str:
     return "".join(f"$({p.text})" if p.kind == "cmd" else f"$(({p.text}))" if p.kind == "arith" else p.text
                    for p in parts)
@@ -1728,6 +1754,40 @@ class Script:
         """The lines of each function the script defines (its last definition), from `name() {` to `}`."""
         return {node.name: self.lines[node.line - 1:node.end] for node in _walk(self.statements)
                 if isinstance(node, _Func)}
+
+    @cached_property
+    def calls(self) -> tuple[Call, ...]:
+        """Every simple command of the script, in the order written (inside functions, branches and loops
+        too), with its words and redirections as `Call` gives them."""
+        out: list[Call] = []
+        stack: list[tuple[Iterator, str]] = [(iter(self.statements), "")]
+        while stack:
+            node = next(stack[-1][0], _END)
+            if node is _END:
+                stack.pop()
+                continue
+            function = stack[-1][1]
+            if isinstance(node, _Simple) and (node.words or node.redirects):
+                words = [self.text_of(w.parts) for w in node.words]
+                subs = [p.text for w in (*node.words, *(t for _, t in node.redirects)) for p in w.parts
+                        if p.kind == "cmd"]
+                out.append(Call(node.line, tuple(words), tuple(bool(w.parts) and all(p.quoted for p in w.parts)
+                                                               for w in node.words),
+                                tuple((op, self.text_of(t.parts)) for op, t in node.redirects), function, tuple(subs)))
+            if node is not None:
+                stack.append((iter(_children(node)), node.name if isinstance(node, _Func) else function))
+        return tuple(out)
+
+    def text_of(self, parts: tuple[Part, ...]) -> str:
+        """A word's text: variables the script fixes substituted, anything else as written."""
+        out = []
+        for p in parts:
+            value = self._expand(p, "", 0) if p.kind == "param" else None
+            if value is not None and len(value) <= MAX_RESOLVED:
+                out.append(value)
+            else:
+                out.append(_as_written((p,)))
+        return "".join(out)
 
     def array_items(self, name: str) -> tuple[str, ...]:
         """The items of every `name=(...)` / `name+=(...)`, with the variables the script fixes expanded."""

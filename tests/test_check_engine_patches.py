@@ -6,7 +6,7 @@ import pytest
 
 from checks import engine_patches
 from checks.result import Status
-from tests.builders import REPO, SIGNOFF_HEAD, changed, comment, ctx
+from tests.builders import HEAD, REPO, SIGNOFF_HEAD, changed, comment, ctx
 from tests.conftest import assert_check_agrees, world_params
 
 SCRIPT = "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh"
@@ -136,13 +136,15 @@ def test_preexisting_patch_with_base_waiver_passes():
     files = [changed(SCRIPT, base, base + "export VLLM_ROCM_USE_AITER=1\n")]
     old = "docs/waiver/2508.md"
     link = signoff(f"- Waiver: https://github.com/{REPO}/blob/main/{old}")
-    r = run(files=files, policy={old: WAIVER_TEXT.replace("PR #100", "PR #2508")}, comments=[link])
+    r = run(files=files, policy={old: WAIVER_TEXT.replace("PR #100", "PR #2508")}, comments=[link],
+            extra_files={HEAD: {PATCHER: PATCHER_TEXT}})
     assert r.status is Status.PASS and old in r.reason
 
 
 def test_preexisting_patch_without_base_waiver_fails():
     base = BASE + PATCH_LINE
-    r = run(files=[changed(SCRIPT, base, base + "export X=1\n")], comments=[LINKED])
+    r = run(files=[changed(SCRIPT, base, base + "export X=1\n")], comments=[LINKED],
+            extra_files={HEAD: {PATCHER: PATCHER_TEXT}})
     assert r.status is Status.FAIL and "pre-existing patching with no waiver on the base branch" in r.reason
     assert r.findings[0].line == 2
 
@@ -199,6 +201,72 @@ def test_patch_file_and_sitecustomize_hook():
 def test_echoed_words_and_dev_null_redirects_are_not_patches():
     head = BASE + 'echo "patched with git apply"\nif grep -q x "$f" 2>/dev/null; then echo ok; fi\n'
     assert run(files=[changed(SCRIPT, BASE, head)]).status is Status.PASS
+
+
+def test_git_apply_inside_a_cloned_harness_checkout_is_not_a_patch():
+    head = BASE + ("git clone https://github.com/NVIDIA/srt-slurm.git \"$SRT_REPO_DIR\"\ncd \"$SRT_REPO_DIR\" || exit 1\n"
+                   "git show abc --format= -- src/srtctl/core/ip.sh | git apply - || exit 1\n")
+    assert run(files=[changed(SCRIPT, BASE, head)]).status is Status.PASS
+    engine = head.replace("NVIDIA/srt-slurm.git", "sgl-project/sglang.git")
+    r = run(files=[changed(SCRIPT, BASE, engine)])
+    assert r.status is Status.FAIL and r.findings[0].line == 4 and "`git apply`" in r.findings[0].message
+
+
+def test_a_patcher_is_judged_by_what_it_writes():
+    lib = "benchmarks/benchmark_lib.sh"
+    call = ('_dir() {\n    cd "$(dirname "${BASH_SOURCE[0]}")/../utils/evals/patches" && pwd\n}\n'
+            'python3 "$(_dir)/patch_agent.py"\n')
+    eval_patcher = "import minisweagent.run as m\nsrc = open(m.__file__).read()\nopen(m.__file__, 'w').write(src)\n"
+    engine_patcher = eval_patcher.replace("minisweagent.run", "vllm.v1.core")
+    for patcher, status in ((eval_patcher, Status.PASS), (engine_patcher, Status.FAIL)):
+        r = run(files=[changed(lib, "x=1\n", "x=1\n" + call)],
+                extra_files={HEAD: {"utils/evals/patches/patch_agent.py": patcher}})
+        assert r.status is status, r.reason
+    assert engine_patches.wants(ctx(files=[changed(lib, "x=1\n", "x=1\n" + call)])).files == (
+        (HEAD, "utils/evals/patches/patch_agent.py"),)
+
+
+def test_a_patcher_that_is_not_in_the_repository_cannot_be_decided():
+    head = BASE + 'python3 "$(dirname "$0")/patch_vllm_batches.py"\n'
+    path = "benchmarks/single_node/agentic/patch_vllm_batches.py"
+    r = run(files=[changed(SCRIPT, BASE, head)], extra_files={HEAD: {path: None}})
+    assert r.status is Status.FAIL and "cannot decide: runs patch_vllm_batches.py" in r.reason
+
+
+def test_a_startup_hook_is_judged_by_its_content():
+    client = ('cat > "$d/sitecustomize.py" <<\'PY\'\nfrom lm_eval.models import api_models as m\n'
+              'm.TemplateAPI.x = 1\nPY\nexport PYTHONPATH="$d"\n')
+    assert run(files=[changed(SCRIPT, BASE, BASE + client)]).status is Status.PASS
+    engine = client.replace("lm_eval.models", "vllm.entrypoints")
+    r = run(files=[changed(SCRIPT, BASE, BASE + engine)])
+    assert r.status is Status.FAIL and "startup hook" in r.reason and "monkey-patches vllm" in r.reason
+
+
+def test_an_inline_python_program_that_writes_engine_files_is_a_patch():
+    head = BASE + ("fix() {\n    python3 -c '\nimport sglang.srt.layers as l\np = l.__file__\n"
+                   "open(p, \"w\").write(\"x\")\n'\n}\nfix\n")
+    r = run(files=[changed(SCRIPT, BASE, head)])
+    assert r.status is Status.FAIL and "inline python program rewrites engine sources" in r.reason
+
+
+def test_a_bind_mount_over_engine_source_in_a_job_file_is_a_patch():
+    job = "benchmarks/multi_node/amd_utils/job.slurm"
+    head = ('T="/sgl-workspace/sglang/python/sglang/srt/disaggregation/mori/conn.py"\n'
+            'MOUNTS="-v ${PWD}/patches/conn.py:${T}:ro"\n'
+            'docker run --rm $MOUNTS -v /tmp:/run_logs "$IMAGE" bash -c "sglang serve"\n')
+    r = run(files=[changed(job, None, head)])
+    assert r.status is Status.FAIL and r.findings[0].line == 2 and "bind-mounts" in r.findings[0].message
+    harmless = head.replace('T="/sgl-workspace/sglang/python/sglang/srt/disaggregation/mori/conn.py"', 'T="/data/x"')
+    assert run(files=[changed(job, None, harmless)]).status is Status.PASS
+
+
+def test_text_in_a_workflow_prompt_is_not_a_command():
+    wf = ".github/workflows/run-sweep.yml"
+    text = ("jobs:\n  classify:\n    steps:\n      - uses: anthropics/claude-code-action@v1\n        with:\n"
+            "          prompt: |\n            Patchwork includes patch files, git apply, source mutation.\n"
+            "      - run: |\n          echo ok\n          git apply fix.diff\n")
+    r = run(files=[changed(wf, "jobs: {}\n", text)])
+    assert r.status is Status.FAIL and r.findings[0].line == 10
 
 
 def test_deterministic():
