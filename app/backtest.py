@@ -12,6 +12,8 @@ hold, so only the content checks 6-12 and recipe lint are reported.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
 import sys
 from collections import Counter, defaultdict
@@ -80,7 +82,7 @@ class Row:
 def default_branch(git: Git) -> str:
     """The ref whose first-parent history is backtested: the clone's default branch."""
     for ref in _DEFAULT_REFS:
-        if git._run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False).returncode == 0:
+        if git.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False).returncode == 0:
             return ref
     raise GitError(f"{git.path} has no default branch (tried {', '.join(_DEFAULT_REFS)})")
 
@@ -109,7 +111,7 @@ def merged_prs(git: Git, ref: str, since: date | None = None, until: date | None
 
 def repo_name(git: Git) -> str:
     """owner/name from the origin URL when it looks like GitHub's, else local/<directory>."""
-    url = git._run("remote", "get-url", "origin", check=False).stdout.decode().strip()
+    url = git.run("remote", "get-url", "origin", check=False).stdout.decode().strip()
     m = re.search(r"github\.com[:/]([^/]+)/([^/]+?)(?:\.git)?$", url)
     return f"{m.group(1)}/{m.group(2)}" if m else f"local/{git.path.resolve().name}"
 
@@ -135,20 +137,60 @@ def _row(pr: MergedPR, verdict: Verdict) -> Row:
 
 
 def backtest(repo: str | Path, since: date | None = None, until: date | None = None,
-             progress: Callable[[int, int, MergedPR], None] | None = None) -> list[Row]:
+             progress: Callable[[int, int, MergedPR], None] | None = None, workers: int | None = None) -> list[Row]:
+    """One row per merged PR of the window, oldest first; PRs are judged in `workers` processes (default:
+    one per CPU), each reading the repository through a `git cat-file` of its own."""
     git = Git(repo)
     try:
         prs = merged_prs(git, default_branch(git), since, until)
-        commits = Commits(git)
         name = repo_name(git)
-        rows = []
-        for i, pr in enumerate(prs, 1):
-            if progress:
-                progress(i, len(prs), pr)
-            rows.append(backtest_one(git, commits, name, pr))
-        return rows
     finally:
         git.close()
+    workers = max(1, min(workers or os.cpu_count() or 1, len(prs)))
+    rows: list[Row] = []
+    if workers == 1:
+        _start(str(repo), name)
+        results = map(_judge, prs)
+        pool = None
+    else:
+        pool = multiprocessing.get_context(_START).Pool(workers, initializer=_start, initargs=(str(repo), name))
+        results = pool.imap(_judge, prs, chunksize=_CHUNK)  # in order; neighbours share commits, so in chunks
+    try:
+        for i, row in enumerate(results, 1):
+            if progress:
+                progress(i, len(prs), row.pr)
+            rows.append(row)
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+        _stop()
+    return rows
+
+
+_START = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+_CHUNK = 4
+_worker: tuple[Git, Commits, str] | None = None
+
+
+def _start(repo: str, name: str) -> None:
+    """A process's own reader of the repository."""
+    global _worker
+    git = Git(repo)
+    _worker = (git, Commits(git), name)
+
+
+def _judge(pr: MergedPR) -> Row:
+    assert _worker is not None
+    git, commits, name = _worker
+    return backtest_one(git, commits, name, pr)
+
+
+def _stop() -> None:
+    global _worker
+    if _worker is not None:
+        _worker[0].close()
+        _worker = None
 
 
 def summary(rows: list[Row]) -> dict:

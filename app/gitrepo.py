@@ -9,6 +9,7 @@ read at all. Nothing is checked out and nothing of the repository runs.
 from __future__ import annotations
 
 import subprocess
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -22,26 +23,35 @@ class GitError(Exception):
     """git could not answer: not a repository, an unknown revision, an unreadable object."""
 
 
+BLOB_CACHE_BYTES = 64_000_000
+
+
 class Git:
-    """One repository; `git cat-file --batch` for objects, kept open for the life of the reader."""
+    """One repository; `git cat-file --batch` for objects, kept open for the life of the reader.
+
+    Blobs are kept by id, up to `BLOB_CACHE_BYTES`, least recently used out first: consecutive merged PRs
+    share most of their files (one PR's head is the next one's base), so most reads are answered here.
+    """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         if not self.path.is_dir():
             raise GitError(f"{self.path} is not a directory")
-        inside = self._run("rev-parse", "--is-inside-work-tree", "--is-bare-repository", check=False)
+        inside = self.run("rev-parse", "--is-inside-work-tree", "--is-bare-repository", check=False)
         if inside.returncode != 0:
             raise GitError(f"{self.path} is not a git repository")
         self._batch: subprocess.Popen | None = None
+        self._blobs: OrderedDict[str, bytes] = OrderedDict()
+        self._cached = 0
 
-    def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         done = subprocess.run(["git", "-C", str(self.path), *args], capture_output=True)
         if check and done.returncode != 0:
             raise GitError(f"git {' '.join(args)}: {done.stderr.decode(errors='replace').strip()}")
         return done
 
     def text(self, *args: str) -> str:
-        return self._run(*args).stdout.decode("utf-8", errors="replace")
+        return self.run(*args).stdout.decode("utf-8", errors="replace")
 
     def object(self, oid: str) -> bytes:
         """The raw content of object `oid`."""
@@ -58,10 +68,24 @@ class Git:
         self._batch.stdout.read(1)  # the newline after every object
         return data
 
+    def blob(self, oid: str) -> bytes:
+        """A blob's content, from the cache when it was read lately."""
+        data = self._blobs.get(oid)
+        if data is not None:
+            self._blobs.move_to_end(oid)
+            return data
+        data = self.object(oid)
+        self._blobs[oid] = data
+        self._cached += len(data)
+        while self._cached > BLOB_CACHE_BYTES and len(self._blobs) > 1:
+            _oid, old = self._blobs.popitem(last=False)
+            self._cached -= len(old)
+        return data
+
     def tree(self, commit: str) -> dict[str, tuple[str, str]]:
         """path -> (mode, blob id) of every file in `commit`'s tree."""
         out: dict[str, tuple[str, str]] = {}
-        raw = self._run("ls-tree", "-r", "-z", "--full-tree", commit).stdout
+        raw = self.run("ls-tree", "-r", "-z", "--full-tree", commit).stdout
         for entry in raw.split(b"\0"):
             if not entry:
                 continue
@@ -79,17 +103,15 @@ class Git:
 
 
 class Blobs(Mapping):
-    """path -> bytes of one commit's files, each read when first asked for; `blob_id` without reading."""
+    """path -> bytes of one commit's files, each read when asked for (through the repository's blob cache);
+    `blob_id` without reading."""
 
     def __init__(self, git: Git, entries: dict[str, tuple[str, str]]):
         self._git = git
         self._entries = entries
-        self._data: dict[str, bytes] = {}
 
     def __getitem__(self, path: str) -> bytes:
-        if path not in self._data:
-            self._data[path] = self._git.object(self._entries[path][1])
-        return self._data[path]
+        return self._git.blob(self._entries[path][1])
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
@@ -130,18 +152,25 @@ class GitCommit(Commit):
 
 
 class Commits(Mapping):
-    """sha -> GitCommit for any commit of the repository, made when first asked for."""
+    """sha -> GitCommit for any commit of the repository, made when first asked for; the last `KEEP` made are
+    kept (a commit's tree listing is its memory)."""
+
+    KEEP = 8
 
     def __init__(self, git: Git):
         self._git = git
-        self._made: dict[str, GitCommit] = {}
+        self._made: OrderedDict[str, GitCommit] = OrderedDict()
 
     def __getitem__(self, sha: str) -> GitCommit:
-        if sha not in self._made:
-            if self._git._run("cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode != 0:
-                raise KeyError(sha)
-            self._made[sha] = GitCommit(sha, sha, [], "", "", self._git.path, git=self._git)
-        return self._made[sha]
+        if sha in self._made:
+            self._made.move_to_end(sha)
+            return self._made[sha]
+        if self._git.run("cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode != 0:
+            raise KeyError(sha)
+        commit = self._made[sha] = GitCommit(sha, sha, [], "", "", self._git.path, git=self._git)
+        while len(self._made) > self.KEEP:
+            self._made.popitem(last=False)
+        return commit
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._made)
