@@ -384,11 +384,11 @@ class JobRunner:
 
     async def _lint(self, job: Job, gh: GitHub) -> None:
         snap = await Gatherer(gh, job.repo, self.settings.bot_login).snapshot(job.pr, utc_now(), modules=(lint,))
-        findings = tuple(lint.run(Context(snap)))
+        ctx = Context(snap)
+        findings = tuple(lint.run(ctx))
         publisher = Publisher(gh, job.repo, self.settings.bot_login)
-        errors = [f for f in findings if f.severity.value == "error"]
         summary = "\n".join(f"- `{f.path}:{f.line}` [{f.rule}] {f.message}" for f in findings) or "No findings."
-        await publisher.check_run(snap.pr.head_sha, LINT_CHECK_NAME, "failure" if errors else "success",
+        await publisher.check_run(snap.pr.head_sha, LINT_CHECK_NAME, lint.conclusion(list(findings), ctx.policy),
                                   f"{len(findings)} finding(s)", summary, findings)
         out = Published()
         await publisher.inline_findings(snap, findings, out)

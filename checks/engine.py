@@ -12,9 +12,12 @@ them. Its findings are posted as inline review comments and summed up on the
 verdict's "Recipe lint" row, which FAILs on an error on a changed file but
 blocks PASS only where `.github/signoff-bot.yml` sets `lint: blocking`.
 
-A "Complete evidence" row fails when the checks could not see the whole PR:
-GitHub truncated its file or commit list, or a changed file is not text the
-checks can read (binary, not UTF-8, over the size limit, a symlink).
+A "Complete evidence" row fails when the checks could not see what they
+judge: GitHub truncated the PR's file or commit list, or a changed file whose
+content the checks read (a benchmark script, recipe, launcher, workflow,
+master config, the changelog: `Policy.is_benchmark_file`) is not text they
+can read (binary, not UTF-8, over the size limit, a symlink). A binary image
+in the docs is nobody's evidence and fails nothing.
 """
 
 from __future__ import annotations
@@ -95,12 +98,12 @@ def evaluate(snap: Snapshot) -> Verdict:
 
 
 def _completeness(ctx: Context) -> CheckResult | None:
-    """FAIL when part of the PR is beyond the checks: lists GitHub truncated, or changed files whose head
-    content could not be read as text (binary, not UTF-8, too large, a symlink). A check that cannot read a
-    file sees no lines in it, so an engine patch in a latin-1 script would otherwise pass unseen."""
+    """FAIL when part of the PR is beyond the checks: lists GitHub truncated, or changed benchmark files whose
+    head content could not be read as text (binary, not UTF-8, too large, a symlink). A check that cannot read
+    a file sees no lines in it, so an engine patch in a latin-1 script would otherwise pass unseen."""
     unreadable = [Finding(f.path, 1, UNREADABLE_RULE, Severity.ERROR,
-                          f"{f.path} cannot be verified: {f.error or 'no readable content at head'}")
-                  for f in ctx.changed_files if f.head_text is None]
+                          f"cannot decide: {f.path} cannot be read ({f.error or 'no readable content at head'})")
+                  for f in ctx.changed_files if f.head_text is None and ctx.policy.is_benchmark_file(f.path)]
     reasons = []
     if ctx.snap.truncated:  # GitHub cut a list short: what it did not list cannot have been verified
         reasons.append(f"{ctx.snap.truncated}; the unlisted part cannot be verified")

@@ -61,13 +61,11 @@ NUMBER = 10
 NAME = "no engine patches"
 RULE = "engine-patch"
 
-_SCOPES = ("benchmarks/", "runners/", ".github/workflows/", ".github/actions/")
 _SHEBANG = ("#!/bin/bash", "#!/usr/bin/bash", "#!/bin/sh", "#!/usr/bin/env bash", "#!/usr/bin/env sh")
 
 
 def _in_scope(ctx: Context, f: ChangedFile) -> bool:
-    return f.path.startswith(_SCOPES) or ctx.policy.is_master_config(f.path) or _is_patch_file(f.path) \
-        or _is_dockerfile(f.path)
+    return ctx.policy.is_benchmark_file(f.path) and f.path != ctx.policy.changelog
 
 
 def _is_dockerfile(path: str) -> bool:

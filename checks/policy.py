@@ -21,6 +21,7 @@ import yaml
 
 CONFIG_PATH = ".github/signoff-bot.yml"
 _CHOICES = {"lint": ("advice", "blocking")}
+_BENCHMARK_DIRS = ("benchmarks/", "runners/", ".github/workflows/", ".github/actions/")
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,13 @@ class Policy:
             if directory == pattern_dir and fnmatch.fnmatchcase(name, pattern_name):
                 return True
         return False
+
+    def is_benchmark_file(self, path: str) -> bool:
+        """Whether the content checks read `path` when a PR changes it: benchmark scripts, recipes and
+        launchers, workflows, master configs, the changelog, Dockerfiles and patch files."""
+        name = path.rpartition("/")[2]
+        return (path.startswith(_BENCHMARK_DIRS) or self.is_master_config(path) or path == self.changelog
+                or name.startswith("Dockerfile") or name.endswith((".dockerfile", ".patch", ".diff")))
 
     def is_policy_file(self, path: str) -> bool:
         """Whether `path` on the base branch tip is a policy file every verification reads.

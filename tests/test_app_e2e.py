@@ -163,7 +163,7 @@ RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/8k1k/disagg
 def test_recipe_lint_runs_on_pull_request_events_and_resolves_fixed_findings(stack):
     stack.deliver("pull_request", 42, "opened")
     lint = stack.wait(lambda: stack.check_runs(HEAD, "signoff-bot lint"), 60, "the lint check run")[0]
-    assert lint["conclusion"] == "failure"
+    assert lint["conclusion"] == "neutral"  # advice: lint never blocks unless the repository says so
     awaiting = stack.wait(lambda: stack.check_runs(HEAD), 30, "the sign-off check run")[0]
     # Queued by the `opened` job, unless the start-up reconcile verified this signed-off PR first.
     assert awaiting["status"] == "queued" or awaiting["output"]["title"].startswith("Sign-off ")

@@ -42,3 +42,14 @@ def test_a_rule_that_raises_fails_closed_on_a_changed_file(monkeypatch):
     assert f == Finding(RECIPE_PATH, 1, "broken-rule", Severity.ERROR, f.message)
     assert "RuntimeError: bug" in f.message
     assert lint.run(lint_ctx(None)) == []
+
+
+def test_the_lint_check_run_is_advice_unless_the_repository_makes_it_blocking():
+    from checks.policy import Policy
+
+    error = Finding("r.yaml", 3, car_v2.ID, Severity.ERROR, "m")
+    warning = Finding("r.yaml", 4, car_v2.ID, Severity.WARNING, "m")
+    assert lint.conclusion([warning], Policy()) == "success"
+    assert lint.conclusion([error, warning], Policy()) == "neutral"
+    assert lint.conclusion([error], Policy(lint="blocking")) == "failure"
+    assert Policy.from_yaml("lint: maybe\n")[1] == ".github/signoff-bot.yml: lint must be one of advice, blocking"

@@ -62,6 +62,14 @@ def run(ctx: Context) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.path, f.line, f.rule, f.severity.value, f.message))
 
 
+def conclusion(findings: list[Finding], policy) -> str:
+    """The lint check run's conclusion: "success" without errors; with errors, "failure" where the
+    repository makes lint blocking (`lint: blocking`), else "neutral" (advice)."""
+    if not any(f.severity is Severity.ERROR for f in findings):
+        return "success"
+    return "failure" if policy.lint == "blocking" else "neutral"
+
+
 def wants(ctx: Context) -> Wanted:
     """Evidence the rules need beyond the PR's files (e.g. recipes a changed master entry names)."""
     total = Wanted()
