@@ -29,6 +29,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
+import backtest  # noqa: E402
 import ingest  # noqa: E402
 
 from app.fake_github import FakeGitHub  # noqa: E402
@@ -181,7 +182,8 @@ LEGEND = (
 )
 
 
-def report(results: dict[str, dict[str, Any]], ingest_result: dict[str, Any] | None, args: argparse.Namespace) -> str:
+def report(results: dict[str, dict[str, Any]], ingest_result: dict[str, Any] | None, args: argparse.Namespace,
+           backtest_result: dict[str, Any] | None = None) -> str:
     title = (f"signoff-bot benchmark: fake GitHub latency {args.latency_ms} ms per request; Python "
              f"{platform.python_version()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     lines = [title, "", *world_table(results, args.latency_ms), "", *textwrap.wrap(LEGEND, 110)]
@@ -189,6 +191,8 @@ def report(results: dict[str, dict[str, Any]], ingest_result: dict[str, Any] | N
         heading = (f"Webhook ingest: {ingest_result['connections']} keep-alive connections in a closed loop, "
                    f"{ingest_result['seconds']:g} s per server in alternating slices, one uvicorn process each")
         lines += ["", heading, "", *ingest_table(ingest_result)]
+    if not args.no_backtest:
+        lines += ["", backtest.line(backtest_result)]
     lines += ["", "Goals:", *goal_lines(results, ingest_result)]
     return "\n".join(lines)
 
@@ -200,13 +204,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=8, help="concurrent connections of the ingest load")
     parser.add_argument("--seconds", type=float, default=5.0, help="duration of each ingest run")
     parser.add_argument("--no-ingest", action="store_true", help="skip the webhook ingest comparison")
+    parser.add_argument("--no-backtest", action="store_true", help="skip the history backtest")
     args = parser.parse_args(argv)
     results = {w.name: measure_world(w, args.latency_ms) for w in worlds()}
     ingest_result = None if args.no_ingest else measure_ingest(args.connections, args.seconds)
+    backtest_result = None if args.no_backtest else backtest.measure()
     if args.json:
-        print(json.dumps({"worlds": results, "ingest": ingest_result}, indent=2))
+        print(json.dumps({"worlds": results, "ingest": ingest_result, "backtest": backtest_result}, indent=2))
     else:
-        print(report(results, ingest_result, args))
+        print(report(results, ingest_result, args, backtest_result))
     return 0
 
 
