@@ -215,7 +215,8 @@ def table(rows: list[Row]) -> str:
     lines = [f"{'PR':>6}  {'commit':<12}  {'merged':<10}  {'verdict':<8}  failing", "-" * 78]
     for row in rows:
         failing = ", ".join(_label(r) for r in row.failing) or (row.error or "")
-        lines.append(f"#{row.pr.number:>5}  {row.pr.commit[:12]}  {row.pr.merged_at[:10]}  {row.verdict:<8}  {failing}")
+        lines.append(f"{'#' + str(row.pr.number):>6}  {row.pr.commit[:12]}  {row.pr.merged_at[:10]}  {row.verdict:<8}  "
+                     f"{failing}".rstrip())
     s = summary(rows)
     lines += ["", f"{s['prs']} PRs: {s['passed']} PASS, {s['rejected']} REJECTED, {s['errors']} unreadable",
               "FAILs per check: " + ", ".join(f"{n}: {c}" for n, c in s["check_failures"].items())
@@ -264,13 +265,14 @@ def _all_failing(row: Row) -> Iterator[CheckResult]:
         yield row.lint
 
 
-_VARYING = re.compile(r"`[^`]*`|'[^']*'|\"[^\"]*\"|\S*/\S*|\b\d[\d.,]*\b")
+_VARYING = re.compile(r"`[^`]*`|'[^']*'|\"[^\"]*\"|\((?:[^()]|\([^()]*\))*\)|[^\s,;:]*[/\d][^\s,;:]*")
 
 
 def _reason_shape(r: CheckResult) -> str:
-    """A reason with its paths, names in quotes and numbers elided, so one misread groups across PRs."""
-    first = r.findings[0].message if r.findings else r.reason
-    return _VARYING.sub("…", first)[:200]
+    """A reason's first clause with what varies from PR to PR (paths, quoted text, parentheses, names with
+    digits) elided, so one misread groups across PRs."""
+    first = (r.findings[0].message if r.findings else r.reason).split(";", 1)[0]
+    return re.sub(r"(?:…\s*)+", "… ", _VARYING.sub("…", first)).strip()[:160]
 
 
 def parse_date(text: str | None) -> date | None:

@@ -120,10 +120,10 @@ def _workflow_sites(path: str, text: str, read) -> Reading:
     try:
         data = load(text)
     except YamlProblem:
-        return ScriptReader(path, Script(text, embedded=True), read).sites()
+        return ScriptReader(path, Script(text, embedded=True), read, on_runner=True).sites()
     total = Reading()
     for line, script in _run_blocks(data):
-        part = ScriptReader(path, Script(script), read, offset=line).sites()
+        part = ScriptReader(path, Script(script), read, offset=line, on_runner=True).sites()
         total.sites += part.sites
         total.missing |= part.missing
     return total

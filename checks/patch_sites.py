@@ -27,7 +27,8 @@ What a command writes decides, through `checks.stack`:
   `.pth` file) is judged by its content, as a Python program;
 - a container bind mount (`docker -v`/`--volume`/`--mount`, `srun
   --container-mounts`, `-B`/`--bind`) whose destination is engine code;
-- `pip install` of an engine or kernel package (`checks.stack.ENGINE_PACKAGES`);
+- `pip install` of an engine or kernel package (`checks.stack.ENGINE_PACKAGES`)
+  where the engine runs (not in a workflow step, which runs on the CI runner);
 - a patch file or an embedded diff whose patched files are not all client code.
 
 A program whose source is not in the repository cannot be judged by what it
@@ -134,14 +135,17 @@ def hook_effect(source: str) -> str | None:
 
 class ScriptReader:
     """The sites of one bash script (a file, a workflow `run:` block, a Dockerfile `RUN`), lines offset by
-    `offset`; repository files it runs are read through `read` (None: not in the snapshot)."""
+    `offset`; repository files it runs are read through `read` (None: not in the snapshot). `on_runner`: the
+    script runs on a CI runner (a workflow step), not where the engine is installed, so what it pip-installs
+    is the runner's, not the pinned image's."""
 
-    def __init__(self, path: str, script: Script, read, depth: int = 0, offset: int = 0):
+    def __init__(self, path: str, script: Script, read, depth: int = 0, offset: int = 0, on_runner: bool = False):
         self.path = path
         self.script = script
         self.read = read  # path -> text | None; raises KeyError when the snapshot does not hold it
         self.depth = depth
         self.offset = offset
+        self.on_runner = on_runner
         self.reading = Reading()
         self.clones: dict[str, Target] = {}  # directory -> whose checkout it is
         self.cwd = ""
@@ -248,7 +252,8 @@ class ScriptReader:
         elif name in _SHELLS and len(words) > 1:
             out += self._shell(words)
         out += self._writes(name, words, call)
-        out += self._pip(words)
+        if not self.on_runner:
+            out += self._pip(words)
         if name in _CONTAINERS:
             out += self._mounts(" ".join(words))
         return out

@@ -70,7 +70,7 @@ def test_every_squash_merged_pr_is_a_row_with_the_content_checks(history):
 def test_the_window_and_the_table_and_the_report(history, tmp_path):
     out = cli(str(history), "--since", "2026-08-01", "--report", str(tmp_path / "report.md"))
     assert out.returncode == 0, out.stderr
-    assert "#   12" in out.stdout and "#   11" not in out.stdout and "check 10" in out.stdout
+    assert "   #12" in out.stdout and "#11" not in out.stdout and "check 10" in out.stdout
     assert "1 PRs: 0 PASS, 1 REJECTED" in out.stdout
     report = (tmp_path / "report.md").read_text()
     assert "## FAILs per check" in report and "| 10 | 1 |" in report

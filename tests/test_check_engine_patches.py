@@ -269,6 +269,14 @@ def test_text_in_a_workflow_prompt_is_not_a_command():
     assert r.status is Status.FAIL and r.findings[0].line == 10
 
 
+def test_a_workflow_step_installs_on_the_runner_not_in_the_image():
+    wf = ".github/workflows/test.yml"
+    text = "jobs:\n  t:\n    steps:\n      - run: pip install --index-url https://download.pytorch.org/whl/cpu torch\n"
+    assert run(files=[changed(wf, "jobs: {}\n", text)]).status is Status.PASS
+    docker = "FROM vllm/vllm-openai:v0.11\nRUN pip install torch==2.9\n"
+    assert run(files=[changed("docker/Dockerfile", None, docker)]).status is Status.FAIL
+
+
 def test_deterministic():
     files = patch_files(waiver=TEMPLATE)
     assert run(files=files, comments=[LINKED]) == run(files=list(reversed(files)), comments=[LINKED])
