@@ -51,3 +51,23 @@ def assert_check_agrees(world: Path, module, *evidence) -> None:
         pytest.skip(f"check {module.NUMBER} is not asserted in {world.name}")
     result = check_on_world(world, module, *evidence)
     assert result.status.value == expected, result.reason
+
+
+
+def shared_files(folder: Path, pattern: str) -> list:
+    """pytest params over the files of a ../shared folder; without the folder, one param of None
+    (see `present`)."""
+    files = sorted(folder.glob(pattern)) if folder.is_dir() else []
+    return [pytest.param(f, id=str(f.relative_to(folder))) for f in files] or [pytest.param(None, id="missing")]
+
+
+def present(path: Path | None, folder: Path) -> Path:
+    """`path`, or, when ../shared is absent, a skip; in CI (CI=true), where it always exists, a failure."""
+    import os
+
+    if path is None:
+        why = f"{folder} not present"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(why)
+        pytest.skip(why)
+    return path
