@@ -173,6 +173,24 @@ def test_a_completed_sweep_queues_a_sweep_job(client, events):
     assert [j["kind"] for j in client.store.jobs()] == ["sweep"]
 
 
+def test_re_run_all_checks_queues_a_verification_of_the_suites_prs(client, events):
+    r = post(client, "check_suite", events("check_suite", 601, "rerequested"))
+    assert r.json()["outcome"] == "queued"
+    assert [(j["kind"], j["pr"]) for j in client.store.jobs()] == [("verify", 42)]
+
+
+def test_a_run_that_names_no_pr_queues_a_lookup_of_the_prs_at_its_commit(client, events):
+    """GitHub leaves `pull_requests` empty for a fork's PR: the job finds the PRs whose head is the commit."""
+    payload = events("workflow_run", 9001, "completed")
+    payload["workflow_run"]["pull_requests"] = []
+    r = post(client, "workflow_run", payload)
+    assert r.json()["outcome"] == "queued"
+    [job] = client.store.jobs()
+    fields = json.loads(job["payload"])
+    assert (job["kind"], job["pr"]) == ("commit", 0)
+    assert (fields["then"], fields["head_sha"], fields["run_id"]) == ("sweep", payload["workflow_run"]["head_sha"], 9001)
+
+
 def test_health_ready_and_metrics(client, events):
     assert client.get("/healthz").json() == {"ok": True}
     assert client.get("/readyz").status_code == 200
