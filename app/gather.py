@@ -292,7 +292,7 @@ class Gatherer:
         rest = self.gh.rest
         run_lists = await asyncio.gather(*(
             pages(f"check runs of {sha[:12]}", rest.checks.async_list_for_ref, self.owner, self.name, sha,
-                        key="check_runs", filter_="all") for sha in commit_shas))
+                  key="check_runs", filter_="all") for sha in commit_shas))
         check_runs = sorted((_check_run(c) for runs in run_lists for c in runs),
                             key=lambda c: (c.head_sha, c.name, c.id))
         run_ids = sorted({c.run_id for c in check_runs if c.run_id is not None})
@@ -418,7 +418,7 @@ class Gatherer:
         merged = bool(pull.merged)
         ref = merge_sha if merged and merge_sha else pull.head.sha
         listed = await pages(f"files of {target.repo}#{target.number}", self.gh.rest.pulls.async_list_files,
-                                   owner, name, target.number)
+                             owner, name, target.number)
         paths = sorted(f.filename for f in listed if str(f.status) != "removed")
         texts = await asyncio.gather(*(self._contents(p, ref, target.repo) for p in paths))
         return UpstreamDoc(

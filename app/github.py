@@ -204,4 +204,3 @@ async def pages(what: str, fn, *args, key: str | None = None, limit: int | None 
                 or not chunk:
             return items
         page += 1
-

@@ -432,7 +432,8 @@ def test_a_forks_pr_is_in_no_runs_pull_requests(tmp_path: Path) -> None:
     with FakeGitHub(mini_variant(tmp_path, fork)) as fake:
         gh = as_user(fake, "someone")
         pull = gh.rest.pulls.get(*REPO, 7).parsed_data
-        assert pull.head.repo.full_name == "bob/bench" and pull.head.repo.fork and pull.head.label == "bob:bob/bump-vllm"
+        assert (pull.head.repo.full_name, pull.head.repo.fork, pull.head.label) == ("bob/bench", True,
+                                                                                    "bob:bob/bump-vllm")
         assert gh.rest.checks.get(*REPO, 6002).parsed_data.pull_requests == []
         run = httpx.get(f"{fake.url}/repos/acme/bench/actions/runs/900").json()
         assert run["pull_requests"] == [] and run["head_repository"]["full_name"] == "bob/bench"

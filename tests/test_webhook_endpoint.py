@@ -188,7 +188,8 @@ def test_a_run_that_names_no_pr_queues_a_lookup_of_the_prs_at_its_commit(client,
     [job] = client.store.jobs()
     fields = json.loads(job["payload"])
     assert (job["kind"], job["pr"]) == ("commit", 0)
-    assert (fields["then"], fields["head_sha"], fields["run_id"]) == ("sweep", payload["workflow_run"]["head_sha"], 9001)
+    head = payload["workflow_run"]["head_sha"]
+    assert (fields["then"], fields["head_sha"], fields["run_id"]) == ("sweep", head, 9001)
 
 
 def test_health_ready_and_metrics(client, events):

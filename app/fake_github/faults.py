@@ -6,9 +6,9 @@ the next `times` matching requests: an error status (403 and 429 carry the
 rate-limit headers GitHub sends), added latency, or a connection dropped
 mid-response. A `secondary` 403 or 429 is a secondary rate limit as GitHub
 answers one: its message says so, the primary limit is not exhausted, and
-there is no `retry-after` unless the fault gives one. With `probability` below 1 a matching request is hit only by
-chance (`seed` makes the chances reproducible), so a fault with a large
-`times` models a flaky GitHub. With `actor` (a login, e.g. "signoff-bot[bot]")
+there is no `retry-after` unless the fault gives one. With `probability`
+below 1 a matching request is hit only by chance (`seed` makes the chances
+reproducible), so a fault with a large `times` models a flaky GitHub. With `actor` (a login, e.g. "signoff-bot[bot]")
 it hits only that actor's requests, so a test can act and read undisturbed.
 """
 

@@ -1,8 +1,9 @@
 """Check run routes: list for a ref, get, create, update, annotations.
 
 Only a GitHub App may create check runs, and only the app that created one may
-update it (another app's, or a workflow job's, answers 403); output and annotations are validated against GitHub's limits
-(summary and text at most 65535 characters, at most 50 annotations a request).
+update it (another app's, or a workflow job's, answers 403); output and
+annotations are validated against GitHub's limits (summary and text at most
+65535 characters, at most 50 annotations a request).
 """
 
 from __future__ import annotations
