@@ -9,16 +9,27 @@
   have created something before failing; the job runs again instead, and
   publishing finds what exists. Rate limits are never retried here either.
 - `RateLimitGate` (githubkit's throttler, fed by a response hook): once
-  GitHub answers that the rate limit is exhausted (403 or 429 with
-  `retry-after`, or `x-ratelimit-remaining: 0`), no call of this client goes
-  out until the reset; each fails at once with `GitHubError.retry_after`, so
-  the jobs running on this installation stop and wait in the queue.
+  GitHub answers that a rate limit is exhausted, no call of this client goes
+  out until it may again; each fails at once with `GitHubError.retry_after`,
+  so the jobs running on this installation stop and wait in the queue. As
+  GitHub documents its limits: a primary limit (403 or 429 with
+  `x-ratelimit-remaining: 0`) until its `x-ratelimit-reset`; a secondary
+  limit (a 429, or a 403 whose message says "secondary rate limit") for its
+  `retry-after`, or without one for at least a minute, doubling while
+  GitHub keeps answering so. The gate also sends the client's
+  content-creating requests (POST, PATCH, PUT, DELETE) one after another,
+  as GitHub asks integrators to: concurrent writes are what trips its
+  secondary limits. One client serves one installation (app/jobs.py
+  `Clients`), so its writes are serialized across all of its jobs.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 import time
+import weakref
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from datetime import timedelta
@@ -30,22 +41,34 @@ from githubkit.retry import RetryOption
 from githubkit.throttling import LocalThrottler
 
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE"})
+WRITES = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 REPEATABLE_POST = re.compile(r"/statuses/[0-9a-fA-F]+$|/reactions$")  # the same again changes nothing
 MAX_CONCURRENCY = 100  # GitHub's cap on concurrent requests (githubkit's default throttler)
+SECONDARY = "secondary rate limit"  # what GitHub's message says when it is one
+SECONDARY_WAIT = 60.0  # GitHub: without retry-after, wait at least one minute
+MAX_SECONDARY_WAIT = 900.0
 
 
-def wait_seconds(status: int, headers: Mapping[str, str]) -> float | None:
-    """How long an error answer asks us to wait before calling again (its retry-after, or on a 403
-    or 429 with the rate limit exhausted, the time to its reset); None if it does not say."""
+def unsaid_secondary(status: int, headers: Mapping[str, str], text: str = "") -> bool:
+    """A secondary rate limit that says neither how long to wait (no retry-after) nor when it resets."""
+    if status not in (403, 429) or "retry-after" in headers or headers.get("x-ratelimit-remaining") == "0":
+        return False
+    return status == 429 or SECONDARY in text.lower()
+
+
+def wait_seconds(status: int, headers: Mapping[str, str], text: str = "") -> float | None:
+    """How long an error answer (`text`: its body) asks us to wait before calling again: its retry-after;
+    on a 403 or 429 with the rate limit exhausted, the time to its reset; on a secondary limit that says
+    neither, a minute. None if it is no rate limit."""
     if "retry-after" in headers:
         try:
             return float(headers["retry-after"])
         except ValueError:
-            return 60.0
+            return SECONDARY_WAIT
     if status in (403, 429) and headers.get("x-ratelimit-remaining") == "0":
         reset = headers.get("x-ratelimit-reset", "")
-        return max(1.0, float(reset) - time.time()) if reset.isdigit() else 60.0
-    return 60.0 if status == 429 else None
+        return max(1.0, float(reset) - time.time()) if reset.isdigit() else SECONDARY_WAIT
+    return SECONDARY_WAIT if unsaid_secondary(status, headers, text) else None
 
 
 class RetryTransient:
@@ -82,26 +105,47 @@ def _request(exc: httpx.TransportError) -> httpx.Request | None:
 
 
 class RateLimitGate(LocalThrottler):
-    """githubkit throttler that holds back every call while the client's rate limit is exhausted;
-    a held-back call raises `error(message, status, seconds to the reset)`."""
+    """githubkit throttler that holds back every call while the client's rate limit is exhausted (a
+    held-back call raises `error(message, status, seconds to the reset)`) and sends writes one at a time."""
 
     def __init__(self, error: Callable[[str, int, float], Exception], max_concurrency: int = MAX_CONCURRENCY) -> None:
         super().__init__(max_concurrency)
         self.error = error
         self.until = 0.0  # epoch seconds
         self.status = 403
+        self.strikes = 0  # secondary limits without retry-after in a row: each waits twice as long
+        self._writes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = \
+            weakref.WeakKeyDictionary()
 
     async def observe(self, response: httpx.Response) -> None:
         """Response hook: note how long GitHub asked us to wait."""
-        wait = wait_seconds(response.status_code, response.headers) if response.status_code in (403, 429) else None
-        if wait is not None and time.time() + wait > self.until:
-            self.until, self.status = time.time() + wait, response.status_code
+        status = response.status_code
+        if status not in (403, 429):
+            if status < 400:
+                self.strikes = 0
+            return
+        await response.aread()  # the message says whether a 403 is a secondary limit
+        wait = wait_seconds(status, response.headers, response.text)
+        if wait is None:
+            return
+        if unsaid_secondary(status, response.headers, response.text):
+            wait = min(MAX_SECONDARY_WAIT, wait * 2 ** self.strikes)
+            self.strikes += 1
+        if time.time() + wait > self.until:
+            self.until, self.status = time.time() + wait, status
 
     def _check(self, request: httpx.Request) -> None:
         wait = self.until - time.time()
         if wait > 0:
             raise self.error(f"{request.method} {request.url.path}: rate limited, {wait:.0f} s to the reset",
                              self.status, wait)
+
+    def _write_lock(self) -> asyncio.Lock:
+        """This event loop's lock (an asyncio.Lock may serve only one loop; a client may outlive one)."""
+        loop = asyncio.get_running_loop()
+        if loop not in self._writes:
+            self._writes[loop] = asyncio.Lock()
+        return self._writes[loop]
 
     @contextmanager
     def acquire(self, request: httpx.Request) -> Generator[None, Any, Any]:
@@ -112,5 +156,9 @@ class RateLimitGate(LocalThrottler):
     @asynccontextmanager
     async def async_acquire(self, request: httpx.Request) -> AsyncGenerator[None, Any]:
         self._check(request)
-        async with super().async_acquire(request):
+        async with contextlib.AsyncExitStack() as held:
+            if request.method in WRITES:
+                await held.enter_async_context(self._write_lock())
+                self._check(request)  # a limit may have been hit while this write waited its turn
+            await held.enter_async_context(super().async_acquire(request))
             yield

@@ -51,13 +51,12 @@ from checks.snapshot import (
 
 from . import artifacts as artifact_zip
 from .files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, blob_sha, decode_text
-from .github import GitHubError, as_github_error, call
+from .github import GitHubError, as_github_error, call, pages
 from .patches import base_from_patch
 
 MAX_FILES = 3000
 MAX_COMMITS = 250
 MAX_ROUNDS = 3
-PER_PAGE = 100
 _RUN_ID = re.compile(r"/actions/runs/(\d+)")
 _SHA = re.compile(r"[0-9a-f]{40}")
 T = TypeVar("T")
@@ -108,23 +107,6 @@ class Gatherer:
             return resp.parsed_data
         except Exception as exc:  # noqa: BLE001 - a missing required field raises only here
             raise as_github_error(exc, what) from None
-
-    async def _pages(self, what: str, fn, *args, limit: int | None = None, key: str | None = None, **kw) -> list:
-        items: list = []
-        page = 1
-        while True:
-            resp = await call(what, fn, *args, per_page=PER_PAGE, page=page, **kw)
-            try:
-                data = resp.parsed_data
-                chunk = list(getattr(data, key)) if key else list(data)
-            except Exception as exc:  # noqa: BLE001
-                raise as_github_error(exc, what) from None
-            items.extend(chunk)
-            if limit is not None and len(items) >= limit:
-                return items
-            if 'rel="next"' not in resp.headers.get("link", "") or not chunk:
-                return items
-            page += 1
 
     async def _tree(self, sha: str, repo: str | None = None) -> dict[str, tuple[str, int, str]]:
         """path -> (blob SHA, size, mode) of every file and symlink in the commit (recursive); fails closed
@@ -226,11 +208,11 @@ class Gatherer:
 
         branch, files, commits, issue_comments, reviews, review_comments, base_tree, head_tree = await asyncio.gather(
             self._parsed(f"branch {pull.base.ref}", rest.repos.async_get_branch, o, r, pull.base.ref),
-            self._pages("PR files", rest.pulls.async_list_files, o, r, number, limit=MAX_FILES),
-            self._pages("PR commits", rest.pulls.async_list_commits, o, r, number, limit=MAX_COMMITS),
-            self._pages("issue comments", rest.issues.async_list_comments, o, r, number),
-            self._pages("reviews", rest.pulls.async_list_reviews, o, r, number),
-            self._pages("review comments", rest.pulls.async_list_review_comments, o, r, number),
+            pages("PR files", rest.pulls.async_list_files, o, r, number, limit=MAX_FILES),
+            pages("PR commits", rest.pulls.async_list_commits, o, r, number, limit=MAX_COMMITS),
+            pages("issue comments", rest.issues.async_list_comments, o, r, number),
+            pages("reviews", rest.pulls.async_list_reviews, o, r, number),
+            pages("review comments", rest.pulls.async_list_review_comments, o, r, number),
             self._tree(base_sha),
             self._tree(head_sha),
         )
@@ -309,8 +291,8 @@ class Gatherer:
         """The check runs on the PR's commits, and the workflow runs they belong to."""
         rest = self.gh.rest
         run_lists = await asyncio.gather(*(
-            self._pages(f"check runs of {sha[:12]}", rest.checks.async_list_for_ref, self.owner, self.name, sha,
-                        key="check_runs", filter_="all") for sha in commit_shas))
+            pages(f"check runs of {sha[:12]}", rest.checks.async_list_for_ref, self.owner, self.name, sha,
+                  key="check_runs", filter_="all") for sha in commit_shas))
         check_runs = sorted((_check_run(c) for runs in run_lists for c in runs),
                             key=lambda c: (c.head_sha, c.name, c.id))
         run_ids = sorted({c.run_id for c in check_runs if c.run_id is not None})
@@ -336,7 +318,7 @@ class Gatherer:
         )
 
     async def _artifacts_of(self, run_id: int) -> tuple[Artifact, ...]:
-        found = await self._once(("artifacts", run_id), lambda: self._pages(
+        found = await self._once(("artifacts", run_id), lambda: pages(
             f"artifacts of run {run_id}", self.gh.rest.actions.async_list_workflow_run_artifacts,
             self.owner, self.name, run_id, key="artifacts"))
         return tuple(Artifact(a.id, a.name, bool(a.expired), int(a.size_in_bytes or 0)) for a in found)
@@ -435,8 +417,8 @@ class Gatherer:
             raise as_github_error(exc, what) from None
         merged = bool(pull.merged)
         ref = merge_sha if merged and merge_sha else pull.head.sha
-        listed = await self._pages(f"files of {target.repo}#{target.number}", self.gh.rest.pulls.async_list_files,
-                                   owner, name, target.number)
+        listed = await pages(f"files of {target.repo}#{target.number}", self.gh.rest.pulls.async_list_files,
+                             owner, name, target.number)
         paths = sorted(f.filename for f in listed if str(f.status) != "removed")
         texts = await asyncio.gather(*(self._contents(p, ref, target.repo) for p in paths))
         return UpstreamDoc(

@@ -143,6 +143,12 @@ def token_client(token: str, base_url: str, stats: CallStats | None = None) -> G
     return client(TokenAuthStrategy(token), base_url, stats)
 
 
+def app_id_of(gh: GitHub) -> int | None:
+    """The id of the GitHub App a client acts for (from its credentials); None for a user's token."""
+    app_id = getattr(gh.auth, "app_id", None)
+    return int(app_id) if app_id is not None else None
+
+
 def as_github_error(exc: Exception, what: str) -> GitHubError:
     """Describe any githubkit/httpx/pydantic failure as one GitHubError, without secrets."""
     if isinstance(exc, GitHubError):
@@ -152,8 +158,8 @@ def as_github_error(exc: Exception, what: str) -> GitHubError:
                            max(1.0, exc.retry_after.total_seconds()))
     if isinstance(exc, RequestFailed):
         status = exc.response.status_code
-        return GitHubError(f"{what}: GitHub answered {status}", status,
-                           wait_seconds(status, exc.response.raw_response.headers))
+        raw = exc.response.raw_response
+        return GitHubError(f"{what}: GitHub answered {status}", status, wait_seconds(status, raw.headers, _text(raw)))
     if isinstance(exc, RequestTimeout):
         return GitHubError(f"{what}: timed out")
     if isinstance(exc, (httpx.TransportError, GitHubException)):
@@ -162,9 +168,39 @@ def as_github_error(exc: Exception, what: str) -> GitHubError:
     return GitHubError(f"{what}: malformed GitHub response ({type(exc).__name__})", status=502)
 
 
+def _text(response: httpx.Response) -> str:
+    """The body of an error answer ("" if it was streamed and never read)."""
+    try:
+        return response.text
+    except httpx.ResponseNotRead:
+        return ""
+
+
 async def call(what: str, fn, *args, **kw):
     """Await one githubkit call; any failure becomes a GitHubError that says `what` failed."""
     try:
         return await fn(*args, **kw)
     except Exception as exc:  # noqa: BLE001 - every failure becomes one GitHubError
         raise as_github_error(exc, what) from None
+
+
+PER_PAGE = 100  # GitHub's largest page
+
+
+async def pages(what: str, fn, *args, key: str | None = None, limit: int | None = None, **kw) -> list:
+    """Every item of a list GitHub paginates, following `Link: rel="next"` (`key`: the field of a wrapped
+    list, e.g. "check_runs"), or the first pages holding at least `limit` items."""
+    items: list = []
+    page = 1
+    while True:
+        resp = await call(what, fn, *args, per_page=PER_PAGE, page=page, **kw)
+        try:
+            data = resp.parsed_data
+            chunk = list(getattr(data, key)) if key else list(data)
+        except Exception as exc:  # noqa: BLE001 - a missing required field raises only here
+            raise as_github_error(exc, what) from None
+        items.extend(chunk)
+        if (limit is not None and len(items) >= limit) or 'rel="next"' not in resp.headers.get("link", "") \
+                or not chunk:
+            return items
+        page += 1

@@ -12,6 +12,10 @@ Kinds:
   check is never stuck at "Expected".
 - synchronize: the head moved → verify again, if a sign-off was verified before.
 - sweep: a sweep workflow finished on a commit of the PR → verify.
+- commit: a check suite, check run or workflow run on a commit whose delivery
+  names no PR (GitHub leaves `pull_requests` empty for a fork's PR): find
+  the open PRs whose head is that commit, and queue the job it implies
+  (`then`: verify or sweep) for each.
 - lint: recipe lint on every push, as the `signoff-bot lint` check run plus
   inline comments; fixed findings' comments are marked resolved.
 """
@@ -37,8 +41,8 @@ from checks.engine import evaluate
 from checks.policy import CONFIG_PATH, Policy
 from checks.snapshot import Snapshot
 
-from .gather import Gatherer
-from .github import CallStats, GitHubError, as_github_error, call, http_timeout, installation_client
+from .gather import MAX_COMMITS, Gatherer
+from .github import CallStats, GitHubError, as_github_error, call, http_timeout, installation_client, pages
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
 from .settings import Settings
@@ -220,9 +224,8 @@ class JobRunner:
         await call("reaction", rest.reactions.async_create_for_issue_comment, owner, name, cid,
                          data={"content": "+1" if accepted else "-1"})
         tag = ACK_TAG.format(comment_id=cid)
-        existing = await call("list comments", rest.issues.async_list_comments, owner, name, job.pr,
-                                    per_page=100)
-        if any(tag in (c.body or "") for c in existing.parsed_data if c.user and
+        existing = await pages("list comments", rest.issues.async_list_comments, owner, name, job.pr)
+        if any(tag in (c.body or "") for c in existing if c.user and
                c.user.login.lower() == self.settings.bot_login.lower()):
             return
         await call("reply", rest.issues.async_create_comment, owner, name, job.pr,
@@ -254,8 +257,8 @@ class JobRunner:
     async def _validate_run(self, gh: GitHub, job: Job, policy: Policy, pull, arg: str) -> tuple[bool, str]:
         owner, name = job.repo.split("/", 1)
         rest = gh.rest
-        commits = await call("PR commits", rest.pulls.async_list_commits, owner, name, job.pr, per_page=100)
-        in_pr = {c.sha for c in commits.parsed_data}
+        commits = await pages("PR commits", rest.pulls.async_list_commits, owner, name, job.pr, limit=MAX_COMMITS)
+        in_pr = {c.sha for c in commits}
         if arg:
             if not arg.isdigit():
                 return False, f"`{policy.reuse_command} {arg}` refused: `{arg}` is not a run id."
@@ -272,9 +275,9 @@ class JobRunner:
             if problem:
                 return False, f"`{policy.reuse_command} {arg}` refused: run {arg} {problem}."
             return True, f"`{policy.reuse_command}` accepted: run {run.id} ({run.head_sha[:8]}, {run.conclusion})."
-        runs = await call("workflow runs", rest.actions.async_list_workflow_runs_for_repo, owner, name,
-                                branch=pull.head.ref, event="pull_request", status="success", per_page=50)
-        for run in sorted(runs.parsed_data.workflow_runs, key=lambda r: r.created_at, reverse=True):
+        runs = await pages("workflow runs", rest.actions.async_list_workflow_runs_for_repo, owner, name,
+                           key="workflow_runs", branch=pull.head.ref, event="pull_request", status="success")
+        for run in sorted(runs, key=lambda r: r.created_at, reverse=True):
             if not self._run_problem(run, policy, in_pr) and not await self._artifact_problem(gh, job.repo, run.id, policy):
                 return True, f"`{policy.reuse_command}` accepted: the newest green sweep is run {run.id} ({run.head_sha[:8]})."
         return False, f"`{policy.reuse_command}` refused: no completed, successful sweep with eval artifacts on a commit of this PR."
@@ -293,8 +296,9 @@ class JobRunner:
 
     async def _artifact_problem(self, gh: GitHub, repo: str, run_id: int, policy: Policy) -> str | None:
         owner, name = repo.split("/", 1)
-        resp = await call("artifacts", gh.rest.actions.async_list_workflow_run_artifacts, owner, name, run_id)
-        evals = [a for a in resp.parsed_data.artifacts if a.name.startswith(policy.eval_artifact_prefixes)]
+        listed = await pages("artifacts", gh.rest.actions.async_list_workflow_run_artifacts, owner, name, run_id,
+                             key="artifacts")
+        evals = [a for a in listed if a.name.startswith(policy.eval_artifact_prefixes)]
         if not evals:
             return "has no eval artifacts"
         if all(a.expired for a in evals):
@@ -362,6 +366,15 @@ class JobRunner:
         policy = await self._policy(gh, job.repo, pull.base.ref)
         if str(job.payload.get("workflow_path", "")).endswith(policy.sweep_workflow):
             self._enqueue_verify(job, f"sweep run {job.payload.get('run_id')} completed")
+
+    async def _commit(self, job: Job, gh: GitHub) -> None:
+        """The open PRs whose head is the commit (a fork's PR is found only this way) each get `then`."""
+        owner, name = job.repo.split("/", 1)
+        sha = job.payload["head_sha"]
+        pulls = await pages("open pulls", gh.rest.pulls.async_list, owner, name, state="open")
+        fields = {k: v for k, v in job.payload.items() if k not in ("head_sha", "then")}
+        self.store.enqueue([JobSpec(job.payload["then"], job.repo, p.number, job.installation_id, fields)
+                            for p in pulls if p.head.sha == sha])
 
     async def _opened(self, job: Job, gh: GitHub) -> None:
         pull = await self._pull(gh, job.repo, job.pr)

@@ -8,13 +8,16 @@ Publishing is idempotent, so a job that is retried or raced publishes once:
   sticky one;
 - the `codeowner-signoff-verify` check run of the head SHA is updated if it
   exists (and says something else), else created; annotations go in
-  batches of 50 (GitHub's cap);
+  batches of 50 (GitHub's cap). Only this App's own run is looked for (by
+  name and app id): a same-named run of another app or of a workflow job is
+  never touched (GitHub would refuse the update), ours is created beside it;
 - findings on lines of the diff are posted once as one review with inline
   comments, each tagged with a hidden key (path, line, rule) so a
   re-verification never repeats them.
 
 The comment (then the status, which links it), the check run and the review
-do not depend on each other and go out concurrently.
+do not depend on each other and are published concurrently; the client
+sends their writes one after another, as GitHub asks (app/backoff.py).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from checks.result import Finding, Severity, Verdict
 from checks.snapshot import Comment, Snapshot
 
 from . import render
-from .github import GitHubError, call
+from .github import GitHubError, app_id_of, call, pages
 from .patches import commentable_lines
 
 CHECK_NAME = "codeowner-signoff-verify"
@@ -66,6 +69,8 @@ class Publisher:
         self.repo = repo
         self.owner, self.name = repo.split("/", 1)
         self.bot_login = bot_login
+        app_id = app_id_of(gh)
+        self._mine = {} if app_id is None else {"app_id": app_id}  # list filter: this App's check runs only
 
     # --- the verdict -------------------------------------------------------------
 
@@ -152,9 +157,8 @@ class Publisher:
         """(id, whether anything was written). When the summary lists every finding (path, line, rule,
         severity, message), a run that already shows it has the same annotations too and is left alone."""
         rest = self.gh.rest
-        resp = await call(f"list check runs {name}", rest.checks.async_list_for_ref,
-                                self.owner, self.name, sha, check_name=name, filter_="latest")
-        mine = list(resp.parsed_data.check_runs)  # GitHub lets an app see and update only its own by name
+        mine = await pages(f"list check runs {name}", rest.checks.async_list_for_ref, self.owner, self.name, sha,
+                           key="check_runs", check_name=name, filter_="latest", **self._mine)
         annotations = [_annotation(f) for f in findings]
         batches = [annotations[i:i + ANNOTATIONS_PER_REQUEST]
                    for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)] or [[]]

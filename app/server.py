@@ -2,8 +2,11 @@
 
 `POST /webhook` answers in milliseconds: it checks the size and the
 signature, parses the event, records the delivery and its jobs durably, and
-answers 202. Bad input gets a 4xx with a reason, never a 500; a delivery seen
-before (same GUID for the same hook) is acknowledged and not processed again.
+answers 202. Bad input gets a 4xx with a reason, never a 500; a validly signed
+JSON object is never a 4xx: one that lacks what the bot needs is answered 202,
+logged with its delivery id and the field, and counted as `unusable`. A
+delivery seen before (same GUID for the same hook) is acknowledged and not
+processed again.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from .observability import Metrics
 from .publish import CHECK_NAME
 from .settings import Settings
 from .store import SqliteStore, Store
-from .webhooks import HANDLED, BadPayload, route, signature_ok
+from .webhooks import HANDLED, Unusable, route, signature_ok
 from .worker import Reconciler, Worker
 
 log = logging.getLogger("signoff_bot.server")
@@ -89,9 +92,11 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
             return _reply(400, error="body is not a JSON object")
         try:
             routed = route(event, payload, settings.bot_login, CHECK_NAME)
-        except BadPayload as exc:
-            metrics.deliveries.labels(event, "bad_payload").inc()
-            return _reply(400, error=str(exc))
+        except Unusable as exc:  # signed by GitHub, so never a 4xx: GitHub would not send it again anyway
+            metrics.deliveries.labels(event, "unusable").inc()
+            log.warning("delivery lacks what the bot needs", extra={"delivery": guid, "event": event,
+                                                                    "field": exc.field, "error": str(exc)})
+            return _reply(202, delivery=guid, outcome="unusable", jobs=0, reason=str(exc))
         hook = request.headers.get("x-github-hook-id", "")
         target = request.headers.get("x-github-hook-installation-target-id", "")
         key = f"{hook}:{target}:{guid}"

@@ -2,11 +2,19 @@
 
 Only cheap, local decisions happen here, so a delivery is acknowledged in
 milliseconds; anything that needs GitHub (the repository's policy file, the
-PR's comments) happens in the job. The signature must be `sha256=` + 64 hex
-digits: githubkit's `verify` silently falls back to SHA-1 when the prefix is
-missing, which would let a downgraded signature through, so it is not used.
-Nor is its `parse_obj`, which builds a pydantic TypeAdapter on every call
-(~1.6 ms, most of a delivery's cost); the adapter of each event is built once.
+PR's comments, the PRs of a fork's commit) happens in the job. The signature
+must be `sha256=` + 64 hex digits: githubkit's `verify` silently falls back
+to SHA-1 when the prefix is missing, which would let a downgraded signature
+through, so it is not used.
+
+A delivery is read leniently, as GitHub sends it, not as a schema describes
+it: only the fields a job needs are read, each checked for its type where it
+is read, and nothing else in the payload is looked at. Real deliveries carry
+fields no generated schema knows of and lack fields it calls required (the
+octokit examples in ../shared/fixtures/webhooks/ are the reference), so a
+whole-payload validation would reject what GitHub really sends. A delivery
+that lacks a field a job needs is `Unusable`: acknowledged, logged, counted,
+never queued.
 """
 
 from __future__ import annotations
@@ -15,28 +23,29 @@ import hashlib
 import hmac
 import re
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
-
-from githubkit_schemas.latest import webhooks as events
-from pydantic import TypeAdapter
 
 from .store import JobSpec
 
 _SIGNATURE = re.compile(r"^sha256=[0-9a-f]{64}$")
 _FULL_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
 MAX_ID = 2**63 - 1  # GitHub's ids and numbers are 64-bit; the store keeps them as SQLite integers
 
 HANDLED = {"issue_comment", "pull_request_review", "pull_request_review_comment", "pull_request",
-           "check_run", "workflow_run"}
-_EVENT_TYPES = {"issue_comment": events.IssueCommentEvent, "pull_request_review": events.PullRequestReviewEvent,
-                "pull_request_review_comment": events.PullRequestReviewCommentEvent,
-                "pull_request": events.PullRequestEvent, "check_run": events.CheckRunEvent,
-                "workflow_run": events.WorkflowRunEvent}
+           "check_run", "check_suite", "workflow_run"}
+COMMENT_KINDS = {"issue_comment": "issue_comment", "pull_request_review": "review",
+                 "pull_request_review_comment": "review_comment"}
+COMMENT_OBJECT = {"issue_comment": "comment", "pull_request_review": "review",
+                  "pull_request_review_comment": "comment"}
 
 
-class BadPayload(Exception):
-    """A payload that is JSON but not the event GitHub documents (missing or mistyped fields)."""
+class Unusable(Exception):
+    """A delivery that lacks, or mistypes, a field the bot needs (`field`, a dotted path)."""
+
+    def __init__(self, field: str, problem: str = "is missing") -> None:
+        super().__init__(f"{field} {problem}")
+        self.field = field
 
 
 def signature_ok(secret: str, body: bytes, header: str | None) -> bool:
@@ -44,12 +53,6 @@ def signature_ok(secret: str, body: bytes, header: str | None) -> bool:
         return False
     expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
     return hmac.compare_digest(expected, header)
-
-
-@cache
-def _adapter(event: str) -> TypeAdapter:
-    """githubkit's model of a handled event, as `githubkit.webhooks.parse_obj` validates it."""
-    return TypeAdapter(_EVENT_TYPES[event])
 
 
 @dataclass(frozen=True)
@@ -61,87 +64,167 @@ class Routed:
     ignored: str | None = None  # why nothing was queued
 
 
-def _text(value: Any, what: str) -> str:
-    """`value` as text the store can keep: JSON may carry lone surrogates, which UTF-8 cannot encode."""
-    text = str(value or "")
+def _at(payload: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path; None when any step is absent or not an object."""
+    node: Any = payload
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
+def _text(payload: dict[str, Any], path: str) -> str:
+    """A string the store can keep (JSON may carry lone surrogates, which UTF-8 cannot encode)."""
+    value = _at(payload, path)
+    if not isinstance(value, str):
+        raise Unusable(path, "is missing" if value is None else "is not a string")
     try:
-        text.encode("utf-8")
+        value.encode("utf-8")
     except UnicodeEncodeError:
-        raise BadPayload(f"{what} is not valid Unicode") from None
-    return text
-
-
-def _id(value: int | None, what: str) -> int | None:
-    """A positive 64-bit id or number (pydantic accepts any size of int; SQLite does not)."""
-    if value is not None and not 0 < value <= MAX_ID:
-        raise BadPayload(f"{what} is out of range")
+        raise Unusable(path, "is not valid Unicode") from None
     return value
 
 
+def _number(value: Any, path: str) -> int:
+    """A positive 64-bit id or number (JSON allows any size of integer; SQLite does not)."""
+    if value is None:
+        raise Unusable(path)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MAX_ID:
+        raise Unusable(path, "is not a positive 64-bit integer")
+    return value
+
+
+def _repo(payload: dict[str, Any]) -> str:
+    name = _text(payload, "repository.full_name")
+    if not _FULL_NAME.match(name):
+        raise Unusable("repository.full_name", "is not owner/name")
+    return name
+
+
+def _sha(payload: dict[str, Any], path: str) -> str:
+    sha = _text(payload, path)
+    if not _SHA.match(sha):
+        raise Unusable(path, "is not a commit SHA")
+    return sha
+
+
+def _pull_numbers(payload: dict[str, Any], path: str) -> list[int]:
+    """The numbers of a check or workflow run's `pull_requests` (empty for a fork's PR)."""
+    items = _at(payload, path)
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise Unusable(path, "is not a list")
+    return [_number(p.get("number") if isinstance(p, dict) else None, f"{path}[].number") for p in items]
+
+
+def _action(payload: dict[str, Any]) -> str:
+    action = payload.get("action")
+    return _text(payload, "action") if isinstance(action, str) else ""
+
+
 def route(event: str, payload: dict[str, Any], bot_login: str, check_name: str) -> Routed:
-    """The jobs a delivery causes. Raises BadPayload when githubkit's model rejects the payload,
-    or when a value the jobs and the store key on is not one GitHub sends."""
-    action = _text(payload.get("action"), "action")
-    repo_info = payload.get("repository") if isinstance(payload.get("repository"), dict) else {}
-    repo = _text(repo_info.get("full_name"), "repository.full_name")
+    """The jobs a delivery causes. Raises Unusable when it lacks a field those jobs need; a delivery
+    that causes no job is never unusable, whatever it lacks."""
     if event not in HANDLED:
-        return Routed(repo, None, action, [], f"event {event!r} is not handled")
+        return Routed(_lenient_repo(payload), None, _lenient_action(payload), [], f"event {event!r} is not handled")
+    action = _action(payload)
+    decide = {"pull_request": _pull_request, "check_run": _check_run, "check_suite": _check_suite,
+              "workflow_run": _workflow_run}.get(event, _comment)
+    return decide(event, action, payload, bot_login, check_name)
+
+
+def _lenient_repo(payload: dict[str, Any]) -> str:
+    """The repository's name for the record of an ignored delivery, or "" when it names none usable."""
     try:
-        parsed = _adapter(event).validate_python(payload)
-    except Exception as exc:  # noqa: BLE001 - pydantic ValidationError and friends
-        raise BadPayload(f"{event} payload does not match GitHub's schema ({type(exc).__name__})") from None
-    installation = _id(getattr(getattr(parsed, "installation", None), "id", None), "installation.id")
-    repo = parsed.repository.full_name if getattr(parsed, "repository", None) else repo
-    if not _FULL_NAME.match(repo):
-        raise BadPayload(f"{event} payload names no repository (owner/name)")
+        return _repo(payload)
+    except Unusable:
+        return ""
 
-    def job(kind: str, pr: int, key: str = "", **payload_fields) -> JobSpec:
-        return JobSpec(kind, repo, pr, installation, dict(payload_fields, action=action, event=event), key)
 
-    if event in ("issue_comment", "pull_request_review", "pull_request_review_comment"):
-        if event == "issue_comment":
-            issue = parsed.issue
-            if getattr(issue, "pull_request", None) is None:
-                return Routed(repo, None, action, [], "comment on an issue, not a pull request")
-            pr, item = _id(issue.number, "issue.number"), parsed.comment
-        elif event == "pull_request_review":
-            pr, item = _id(parsed.pull_request.number, "pull_request.number"), parsed.review
-        else:
-            pr, item = _id(parsed.pull_request.number, "pull_request.number"), parsed.comment
-        if action not in ("created", "edited", "submitted"):
-            return Routed(repo, pr, action, [], f"{event} {action} is not a trigger")
-        user = item.user
-        login = user.login if user else ""
-        if user is None or str(user.type) == "Bot" or login.lower() == bot_login.lower():
-            return Routed(repo, pr, action, [], "written by a bot")
-        kind = {"issue_comment": "issue_comment", "pull_request_review": "review",
-                "pull_request_review_comment": "review_comment"}[event]
-        # Which comment is a sign-off or a command depends on the repository's policy: the job decides.
-        return Routed(repo, pr, action, [job("comment", pr, key=f"{kind}:{item.id}", comment_kind=kind,
-                                             comment_id=item.id)])
+def _lenient_action(payload: dict[str, Any]) -> str:
+    try:
+        return _action(payload)
+    except Unusable:
+        return ""
 
-    if event == "pull_request":
-        pr = _id(parsed.pull_request.number, "pull_request.number")
-        if action in ("opened", "reopened", "ready_for_review"):
-            return Routed(repo, pr, action, [job("lint", pr), job("opened", pr)])
-        if action == "synchronize":
-            return Routed(repo, pr, action, [job("lint", pr), job("synchronize", pr, head_sha=parsed.pull_request.head.sha)])
-        return Routed(repo, pr, action, [], f"pull_request {action} is not a trigger")
 
-    if event == "check_run":
-        run = parsed.check_run
-        if action != "rerequested" or run.name != check_name:
-            return Routed(repo, None, action, [], "not a re-run of the sign-off check")
-        prs = [_id(p.number, "pull request number") for p in run.pull_requests or ()]
-        if not prs:
-            return Routed(repo, None, action, [], "re-run of a check without a pull request")
-        return Routed(repo, prs[0], action, [job("verify", p, reason="check run re-run") for p in prs])
+def _queue(event: str, action: str, payload: dict[str, Any], pr: int | None,
+           specs: list[tuple[str, int, str, dict[str, Any]]]) -> Routed:
+    """Jobs (kind, PR, key, fields) of the delivery's repository and installation."""
+    repo = _repo(payload)
+    installation = _number(_at(payload, "installation.id"), "installation.id")
+    return Routed(repo, pr, action, [JobSpec(kind, repo, number, installation, dict(fields, action=action, event=event),
+                                             key) for kind, number, key, fields in specs])
 
-    # workflow_run
-    run = parsed.workflow_run
+
+def _ignore(payload: dict[str, Any], action: str, why: str, pr: int | None = None) -> Routed:
+    return Routed(_lenient_repo(payload), pr, action, [], why)
+
+
+def _comment(event: str, action: str, payload: dict[str, Any], bot_login: str, _check: str) -> Routed:
+    """A conversation comment, review or review comment by a user: the job decides what it is."""
+    item = COMMENT_OBJECT[event]
+    if event == "issue_comment":
+        issue = _at(payload, "issue")
+        if isinstance(issue, dict) and issue.get("pull_request") is None:
+            return _ignore(payload, action, "comment on an issue, not a pull request")
+        pr = _number(_at(payload, "issue.number"), "issue.number")
+    else:
+        pr = _number(_at(payload, "pull_request.number"), "pull_request.number")
+    if action not in ("created", "edited", "submitted"):
+        return _ignore(payload, action, f"{event} {action} is not a trigger", pr)
+    login = _text(payload, f"{item}.user.login")
+    if _at(payload, f"{item}.user.type") == "Bot" or login.lower() == bot_login.lower():
+        return _ignore(payload, action, "written by a bot", pr)
+    kind = COMMENT_KINDS[event]
+    cid = _number(_at(payload, f"{item}.id"), f"{item}.id")
+    # Which comment is a sign-off or a command depends on the repository's policy: the job decides.
+    return _queue(event, action, payload, pr, [("comment", pr, f"{kind}:{cid}",
+                                                {"comment_kind": kind, "comment_id": cid})])
+
+
+def _pull_request(event: str, action: str, payload: dict[str, Any], _bot: str, _check: str) -> Routed:
+    if action not in ("opened", "reopened", "ready_for_review", "synchronize"):
+        return _ignore(payload, action, f"pull_request {action} is not a trigger")
+    pr = _number(_at(payload, "pull_request.number"), "pull_request.number")
+    second = "synchronize" if action == "synchronize" else "opened"
+    return _queue(event, action, payload, pr, [("lint", pr, "", {}), (second, pr, "", {})])
+
+
+def _for_prs(event: str, action: str, payload: dict[str, Any], prs: list[int], sha_path: str, then: str,
+             fields: dict[str, Any]) -> Routed:
+    """`then` for each PR a run names; for a run that names none (a fork's PR: GitHub leaves
+    `pull_requests` empty), a job that finds the open PRs whose head is the run's commit."""
+    if prs:
+        return _queue(event, action, payload, prs[0], [(then, pr, "", fields) for pr in prs])
+    sha = _sha(payload, sha_path)
+    return _queue(event, action, payload, None, [("commit", 0, f"{then}:{sha}",
+                                                   {"head_sha": sha, "then": then, **fields})])
+
+
+def _check_run(event: str, action: str, payload: dict[str, Any], _bot: str, check_name: str) -> Routed:
+    """"Re-run" on the sign-off check run."""
+    if action != "rerequested" or _at(payload, "check_run.name") != check_name:
+        return _ignore(payload, action, "not a re-run of the sign-off check")
+    prs = _pull_numbers(payload, "check_run.pull_requests")
+    return _for_prs(event, action, payload, prs, "check_run.head_sha", "verify", {"reason": "check run re-run"})
+
+
+def _check_suite(event: str, action: str, payload: dict[str, Any], _bot: str, _check: str) -> Routed:
+    """"Re-run all checks": GitHub asks each app to re-run its own suite on the commit."""
+    if action != "rerequested":
+        return _ignore(payload, action, f"check_suite {action} is not a trigger")
+    prs = _pull_numbers(payload, "check_suite.pull_requests")
+    return _for_prs(event, action, payload, prs, "check_suite.head_sha", "verify", {"reason": "check suite re-run"})
+
+
+def _workflow_run(event: str, action: str, payload: dict[str, Any], _bot: str, _check: str) -> Routed:
+    """A workflow finished: the sweep job decides whether it is the sweep."""
     if action != "completed":
-        return Routed(repo, None, action, [], f"workflow_run {action} is not a trigger")
-    prs = [_id(p.number, "pull request number") for p in run.pull_requests or ()]
-    if not prs:
-        return Routed(repo, None, action, [], "workflow run without a pull request")
-    return Routed(repo, prs[0], action, [job("sweep", p, run_id=run.id, workflow_path=run.path) for p in prs])
+        return _ignore(payload, action, f"workflow_run {action} is not a trigger")
+    prs = _pull_numbers(payload, "workflow_run.pull_requests")
+    fields = {"run_id": _number(_at(payload, "workflow_run.id"), "workflow_run.id"),
+              "workflow_path": _text(payload, "workflow_run.path")}
+    return _for_prs(event, action, payload, prs, "workflow_run.head_sha", "sweep", fields)

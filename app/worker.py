@@ -20,7 +20,7 @@ import uuid
 
 from githubkit import GitHub
 
-from .github import GitHubError, app_client, as_github_error, http_timeout
+from .github import GitHubError, app_client, as_github_error, http_timeout, pages
 from .jobs import Clients, JobRunner, current_job
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Publisher
@@ -114,6 +114,8 @@ class Worker:
         self.metrics.jobs.labels(job.kind, "failed").inc()
         log.error("job failed", extra={"job": job.id, "kind": job.kind, "repo": job.repo, "pr": job.pr,
                                        "error": reason})
+        if not job.pr:
+            return  # a job that looks for a commit's PRs has no PR to say it on
         try:
             gh = self.runner.clients.installation(job.installation_id)
             pull = (await gh.rest.pulls.async_get(*job.repo.split("/", 1), job.pr)).parsed_data
@@ -155,14 +157,17 @@ class Reconciler:
                 pass
 
     async def once(self) -> int:
+        """One pass over every installation, repository and open PR, each list read to its last page."""
         queued = 0
-        installations = (await self.app().rest.apps.async_list_installations(per_page=100)).parsed_data
+        installations = await pages("installations", self.app().rest.apps.async_list_installations)
         for installation in installations:
             gh = self.clients.installation(installation.id)
-            repos = (await gh.rest.apps.async_list_repos_accessible_to_installation(per_page=100)).parsed_data
-            for repo in repos.repositories:
+            repos = await pages("repositories", gh.rest.apps.async_list_repos_accessible_to_installation,
+                                key="repositories")
+            for repo in repos:
                 owner, name = repo.full_name.split("/", 1)
-                pulls = (await gh.rest.pulls.async_list(owner, name, state="open", per_page=100)).parsed_data
+                pulls = await pages(f"open pulls of {repo.full_name}", gh.rest.pulls.async_list, owner, name,
+                                    state="open")
                 specs = [JobSpec("verify", repo.full_name, p.number, installation.id, {"reason": "reconcile"})
                          for p in pulls if not p.draft
                          and self.store.verdict_for(repo.full_name, p.number, p.head.sha) is None]

@@ -137,8 +137,14 @@ class Stack:
         return httpx.get(f"{self.fake_url}/_fake/writes", timeout=30).json()
 
     def issue_comments(self, pr: int) -> list[dict[str, Any]]:
-        return httpx.get(f"{self.fake_url}/repos/{REPO}/issues/{pr}/comments", params={"per_page": 100},
-                         timeout=30).json()
+        """Every conversation comment of the PR (all pages)."""
+        url: str | None = f"{self.fake_url}/repos/{REPO}/issues/{pr}/comments?per_page=100"
+        comments: list[dict[str, Any]] = []
+        while url:
+            r = httpx.get(url, timeout=30)
+            comments += r.json()
+            url = r.links.get("next", {}).get("url")
+        return comments
 
     def verdict_comments(self, pr: int) -> list[dict[str, Any]]:
         return [c for c in self.issue_comments(pr) if c["body"].startswith("<!-- codeowner-signoff-verify sha=")]

@@ -17,9 +17,8 @@ OWN_WORLDS = Path(__file__).resolve().parent / "worlds"
 def pytest_sessionstart(session) -> None:
     """In CI the real data in ../shared is always there: a missing folder fails the run instead of skipping
     every acceptance suite."""
-    if os.environ.get("CI", "").lower() in ("true", "1") and not (SHARED_WORLDS.is_dir() and SHARED_HISTORY.is_dir()):
-        pytest.exit(f"CI=true but {SHARED} (fixtures/worlds, fixtures/history) is missing: the acceptance suites "
-                    f"cannot run", returncode=3)
+    if os.environ.get("CI", "").lower() == "true" and not SHARED.is_dir():
+        pytest.exit(f"CI=true but {SHARED} is missing: the acceptance suites on real data cannot run", returncode=3)
 
 
 def shared_worlds() -> list[Path]:
@@ -62,3 +61,20 @@ def assert_check_agrees(world: Path, module, *evidence) -> None:
         pytest.skip(f"check {module.NUMBER} is not asserted in {world.name}")
     result = check_on_world(world, module, *evidence)
     assert result.status.value == expected, result.reason
+
+
+def shared_files(folder: Path, pattern: str) -> list:
+    """pytest params over the files of a ../shared folder; without the folder, one param of None
+    (see `present`)."""
+    files = sorted(folder.glob(pattern)) if folder.is_dir() else []
+    return [pytest.param(f, id=str(f.relative_to(folder))) for f in files] or [pytest.param(None, id="missing")]
+
+
+def present(path: Path | None, folder: Path) -> Path:
+    """`path`, or, when ../shared is absent, a skip; in CI (CI=true), where it always exists, a failure."""
+    if path is None:
+        why = f"{folder} not present"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(why)
+        pytest.skip(why)
+    return path

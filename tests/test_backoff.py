@@ -4,13 +4,14 @@ an answer asks us to wait, and the gate that holds every call back until a rate 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import httpx
 import pytest
 from githubkit.exception import RequestError, RequestFailed, RequestTimeout
 
-from app.backoff import RetryTransient, repeatable, wait_seconds
+from app.backoff import RateLimitGate, RetryTransient, repeatable, wait_seconds
 from app.fake_github import FakeGitHub
 from app.github import GitHubError, as_github_error, token_client
 
@@ -19,9 +20,14 @@ from .conftest import OWN_WORLDS
 URL = "https://api.github.com/repos/o/r"
 
 
-def failed(method: str, path: str, status: int, headers: dict[str, str] | None = None) -> RequestFailed:
+SECONDARY = json.dumps({"message": "You have exceeded a secondary rate limit. Please wait a few minutes before "
+                                  "you try again.", "documentation_url": "https://docs.github.com/rest"})
+
+
+def failed(method: str, path: str, status: int, headers: dict[str, str] | None = None,
+           body: str = "") -> RequestFailed:
     request = httpx.Request(method, URL + path)
-    response = httpx.Response(status, headers=headers or {}, request=request)
+    response = httpx.Response(status, headers=headers or {}, text=body, request=request)
 
     class Answer:  # what githubkit's RequestFailed reads of its Response
         raw_request, raw_response, status_code, _status_reason = request, response, status, str(status)
@@ -73,6 +79,59 @@ def test_how_long_an_answer_asks_us_to_wait() -> None:
                             "pull #1")
     assert error.rate_limited and error.transient and 28 <= error.retry_after <= 30
     assert not as_github_error(failed("GET", "/pulls/1", 403), "pull #1").transient
+
+
+def test_a_403_that_says_secondary_rate_limit_waits_a_minute_though_it_says_nothing_else() -> None:
+    """GitHub documents it: no retry-after, the primary limit not exhausted, only the message tells."""
+    assert wait_seconds(403, {"x-ratelimit-remaining": "4000"}, SECONDARY) == 60.0
+    assert wait_seconds(403, {}, '{"message": "Resource not accessible by integration"}') is None
+    error = as_github_error(failed("POST", "/issues/1/comments", 403, {"x-ratelimit-remaining": "4000"}, SECONDARY),
+                            "reply")
+    assert error.rate_limited and error.transient and error.retry_after == 60.0
+
+
+def answer(status: int, headers: dict[str, str] | None = None, body: str = "") -> httpx.Response:
+    return httpx.Response(status, headers=headers or {}, text=body, request=httpx.Request("GET", URL))
+
+
+def test_secondary_limits_without_retry_after_back_off_until_a_call_succeeds() -> None:
+    gate = RateLimitGate(GitHubError)
+
+    async def waits() -> list[float]:
+        seen = []
+        for response in (answer(403, {}, SECONDARY), answer(429), answer(403, {}, SECONDARY), answer(200),
+                         answer(403, {}, SECONDARY), answer(429, {"retry-after": "5"})):
+            gate.until = 0.0  # as if each wait had passed
+            await gate.observe(response)
+            seen.append(round(gate.until - time.time()) if gate.until else 0)
+        return seen
+
+    # 60, 120, 240 s; a success ends the streak; a retry-after is taken as given
+    assert asyncio.run(waits()) == [60, 120, 240, 0, 60, 5]
+
+
+def test_writes_of_one_client_go_out_one_after_another() -> None:
+    """Reads in parallel, content-creating requests serialized (GitHub's secondary limits punish concurrent
+    writes): in the fake's call log, no two of the client's POSTs overlap in time; its GETs do."""
+    with FakeGitHub(OWN_WORLDS / "mini") as fake:
+        gh = token_client("user:alice", fake.url)
+        fake.state.latency_ms = 150
+
+        async def burst() -> None:
+            async with gh:
+                await asyncio.gather(*(gh.rest.issues.async_create_comment("acme", "bench", 7, body=f"note {n}")
+                                       for n in range(3)),
+                                     *(gh.rest.pulls.async_get("acme", "bench", 7) for _ in range(3)))
+
+        asyncio.run(burst())
+        log = list(fake.state.ledger.calls)
+
+    def spans(method: str) -> list[tuple[float, float]]:
+        return sorted((c.started, c.finished) for c in log if c.method == method)
+
+    posts, gets = spans("POST"), spans("GET")
+    assert len(posts) == 3 and all(b[0] >= a[1] for a, b in zip(posts, posts[1:]))
+    assert len(gets) == 3 and gets[1][0] < gets[0][1]  # the reads did not wait for each other
 
 
 def test_the_gate_sends_nothing_until_the_reset() -> None:

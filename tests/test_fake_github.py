@@ -24,15 +24,18 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub
 from githubkit.exception import RequestFailed
-from githubkit.webhooks import parse_obj, verify
+from githubkit.webhooks import verify
 from githubkit_schemas.latest import models
 
 from app.fake_github import FakeGitHub, WorldConflict
 from app.fake_github.ids import blob_sha
 from app.fake_github.server import ROUTES
+from app.publish import CHECK_NAME
+from app.webhooks import Routed, route
 from app.world import World, diff_trees
 
 from .conftest import OWN_WORLDS, SHARED_WORLDS, world_params
+from .variants import edit_world
 
 MINI = OWN_WORLDS / "mini"
 REPO = ("acme", "bench")
@@ -53,6 +56,11 @@ def private_key() -> str:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                              serialization.NoEncryption()).decode()
+
+
+def readable(event: str, payload: dict[str, Any]) -> Routed:
+    """The delivery as the App reads it; raises app.webhooks.Unusable if it lacks what the App needs."""
+    return route(event, payload, "signoff-bot[bot]", CHECK_NAME)
 
 
 def as_user(fake: FakeGitHub, login: str) -> GitHub:
@@ -380,6 +388,24 @@ def test_write_permissions_follow_github(fake: FakeGitHub, private_key: str) -> 
     assert httpx.get(f"{fake.url}/app", headers=user).status_code == 401
 
 
+def test_a_writer_may_edit_anothers_comment_and_the_delivery_names_the_editor(
+        hooked: tuple[FakeGitHub, Receiver]) -> None:
+    fake, receiver = hooked
+    bob, carol, dave = as_user(fake, "bob"), as_user(fake, "carol"), as_user(fake, "dave")
+    theirs = bob.rest.issues.create_comment(*REPO, 7, body="first words").parsed_data
+    carol.rest.issues.update_comment(*REPO, theirs.id, body="edited by a maintainer")
+    with pytest.raises(RequestFailed) as denied:  # dave (triage) may not
+        dave.rest.issues.update_comment(*REPO, theirs.id, body="mine now")
+    assert denied.value.response.status_code == 403
+    fake.wait_deliveries(2)
+    edited = json.loads(receiver.received[1][1])
+    assert (edited["action"], edited["sender"]["login"], edited["comment"]["user"]["login"]) == (
+        "edited", "carol", "bob")
+    assert edited["changes"] == {"body": {"from": "first words"}}
+    reader = as_user(fake, "x")
+    assert reader.rest.issues.get_comment(*REPO, theirs.id).parsed_data.user.login == "bob"
+
+
 def test_team_membership_and_permission(fake: FakeGitHub) -> None:
     gh = as_user(fake, "someone")
     assert gh.rest.teams.get_membership_for_user_in_org("acme", "core", "Carol").parsed_data.state == "active"
@@ -389,6 +415,46 @@ def test_team_membership_and_permission(fake: FakeGitHub) -> None:
     perm = gh.rest.repos.get_collaborator_permission_level(*REPO, "dave").parsed_data
     assert (perm.permission, perm.role_name) == ("read", "triage")
     assert gh.rest.repos.get_collaborator_permission_level(*REPO, "eve").parsed_data.permission == "none"
+
+
+def mini_variant(tmp_path: Path, change) -> Path:
+    """A copy of the mini world with `change` applied to its parsed world.yaml."""
+    shutil.copytree(MINI, tmp_path / "mini")
+    return edit_world(tmp_path / "mini", change)
+
+
+def test_a_forks_pr_is_in_no_runs_pull_requests(tmp_path: Path) -> None:
+    """GitHub lists no fork's PR in a check run's, check suite's or workflow run's `pull_requests`."""
+    def fork(data):
+        pr = next(p for p in data["repos"][0]["pulls"] if p["number"] == 7)
+        pr["head"]["repo"] = "bob/bench"
+
+    with FakeGitHub(mini_variant(tmp_path, fork)) as fake:
+        gh = as_user(fake, "someone")
+        pull = gh.rest.pulls.get(*REPO, 7).parsed_data
+        assert (pull.head.repo.full_name, pull.head.repo.fork, pull.head.label) == ("bob/bench", True,
+                                                                                    "bob:bob/bump-vllm")
+        assert gh.rest.checks.get(*REPO, 6002).parsed_data.pull_requests == []
+        run = httpx.get(f"{fake.url}/repos/acme/bench/actions/runs/900").json()
+        assert run["pull_requests"] == [] and run["head_repository"]["full_name"] == "bob/bench"
+        assert [p.number for p in gh.rest.pulls.list(*REPO).parsed_data] == [7]  # still an open PR of the base
+
+
+def test_another_apps_check_run_is_listed_beside_ours_and_refuses_our_update(tmp_path: Path, private_key: str) -> None:
+    def foreign(data):
+        data["repos"][0]["check_runs"].append({"id": 6100, "head_sha": HEAD, "name": "signoff", "app_id": 777,
+                                               "status": "completed", "conclusion": "success",
+                                               "started_at": "2026-08-12T18:00:00Z"})
+
+    with FakeGitHub(mini_variant(tmp_path, foreign)) as fake, as_app(fake, private_key, 4242) as bot:
+        ours = bot.rest.checks.create(*REPO, name="signoff", head_sha=HEAD, status="in_progress").parsed_data
+        latest = bot.rest.checks.list_for_ref(*REPO, HEAD, check_name="signoff").parsed_data.check_runs
+        assert sorted((c.id, c.app.id) for c in latest) == [(6100, 777), (ours.id, APP_ID)]
+        mine = bot.rest.checks.list_for_ref(*REPO, HEAD, check_name="signoff", app_id=APP_ID).parsed_data
+        assert [c.id for c in mine.check_runs] == [ours.id]
+        with pytest.raises(RequestFailed) as refused:
+            bot.rest.checks.update(*REPO, 6100, conclusion="failure")
+        assert refused.value.response.status_code == 403
 
 
 # --- faults --------------------------------------------------------------------------------
@@ -415,6 +481,20 @@ def test_rate_limit_faults_carry_githubs_headers(fake: FakeGitHub) -> None:
     assert "secondary rate limit" in secondary.json()["message"]
     fake.fault(route="GET /repos/acme/bench", status=404)
     assert httpx.get(url).json()["message"] == "Not Found"
+
+
+def test_a_secondary_limit_can_be_a_403_that_only_its_message_tells_apart(fake: FakeGitHub) -> None:
+    """As GitHub documents it: no retry-after, the primary limit not exhausted."""
+    url = f"{fake.url}/repos/acme/bench"
+    fake.fault(route="GET /repos/acme/bench", status=403, secondary=True)
+    limited = httpx.get(url)
+    assert limited.status_code == 403 and "retry-after" not in limited.headers
+    assert limited.headers["x-ratelimit-remaining"] != "0"
+    assert "secondary rate limit" in limited.json()["message"]
+    fake.fault(route="GET /repos/acme/bench", status=429, secondary=True, retry_after=3)
+    assert httpx.get(url).headers["retry-after"] == "3"
+    refused = httpx.post(f"{fake.url}/_fake/faults", json={"status": 502, "secondary": True})
+    assert refused.status_code == 422
 
 
 def test_latency_and_dropped_connections(fake: FakeGitHub) -> None:
@@ -496,15 +576,26 @@ def test_githubkit_surfaces_rate_limits(fake: FakeGitHub) -> None:
 # --- artifacts, ETags, stats -----------------------------------------------------------------
 
 
-def test_artifact_zip_redirects_to_a_download_on_the_same_server(fake: FakeGitHub) -> None:
+def test_artifact_zip_redirects_to_a_storage_host_that_refuses_the_api_token(fake: FakeGitHub) -> None:
+    """As GitHub redirects to blob storage: another origin, where the signed URL is the credential."""
     auth = {"Authorization": "token user:alice"}
     url = f"{fake.url}/repos/acme/bench/actions/artifacts/9901/zip"
     redirect = httpx.get(url, headers=auth)
-    assert redirect.status_code == 302 and redirect.headers["location"].startswith(f"{fake.url}/_fake/download/")
-    archive = zipfile.ZipFile(io.BytesIO(httpx.get(redirect.headers["location"]).content))
+    location = redirect.headers["location"]
+    assert redirect.status_code == 302 and location.startswith(f"{fake.state.storage_url}/_fake/download/")
+    assert httpx.URL(location).port != httpx.URL(fake.url).port
+    refused = httpx.get(location, headers=auth)
+    assert refused.status_code == 400 and "Authorization" in refused.json()["message"]
+    archive = zipfile.ZipFile(io.BytesIO(httpx.get(location).content))
     assert {n: archive.read(n) for n in archive.namelist()} == World.load(MINI).artifact_files(9901)
     assert httpx.get(url).status_code == 401
     assert httpx.get(f"{fake.url}/repos/acme/bench/actions/artifacts/9903/zip", headers=auth).status_code == 410
+    # each host serves only its own: no downloads from the API host, no API from the storage host
+    assert httpx.get(location.replace(fake.state.storage_url, fake.url)).status_code == 404
+    assert httpx.get(f"{fake.state.storage_url}/repos/acme/bench").status_code == 404
+    # httpx (githubkit's transport) drops the Authorization header on a redirect to another origin
+    with httpx.Client(headers=auth, follow_redirects=True) as client:
+        assert zipfile.ZipFile(io.BytesIO(client.get(url).content)).namelist() == archive.namelist()
 
 
 def test_etag_conditional_requests_and_stats(fake: FakeGitHub) -> None:
@@ -547,8 +638,9 @@ def test_user_writes_deliver_signed_webhooks(hooked: tuple[FakeGitHub, Receiver]
         assert verify(SECRET, body, headers["x-hub-signature-256"])
         assert headers["x-hub-signature-256"].startswith("sha256=")
         guids.add(headers["x-github-delivery"])
-        event = parse_obj(headers["x-github-event"], json.loads(body))
-        assert event.installation.id == 4242 and event.sender.login == "alice"
+        event = json.loads(body)
+        assert readable(headers["x-github-event"], event).jobs  # the App's own reader finds what it needs
+        assert event["installation"]["id"] == 4242 and event["sender"]["login"] == "alice"
     assert len(guids) == 4
     edited = json.loads(receiver.received[1][1])
     assert edited["changes"] == {"body": {"from": "/signoff-recheck"}}
@@ -560,12 +652,12 @@ def test_admin_deliver_push_and_complete_run(hooked: tuple[FakeGitHub, Receiver]
     deliver = f"{fake.url}/_fake/deliver"
     for event, object_id in [("issue_comment", 7102), ("pull_request_review", 7201),
                              ("pull_request_review_comment", 7301), ("pull_request", 7), ("check_run", 6002),
-                             ("workflow_run", 900)]:
+                             ("check_suite", 6002), ("workflow_run", 900)]:
         answer = httpx.post(deliver, json={"repo": "acme/bench", "event": event, "id": object_id}).json()
         assert answer["status"] == 202, answer
         headers, body = receiver.received[-1]
         assert headers["x-github-delivery"] == answer["delivery"]
-        parse_obj(event, json.loads(body))
+        readable(event, json.loads(body))
     again = httpx.post(deliver, json={"repo": "acme/bench", "event": "issue_comment", "id": 7102,
                                       "delivery": answer["delivery"]}).json()
     assert again["delivery"] == answer["delivery"] == receiver.received[-1][0]["x-github-delivery"]
@@ -587,7 +679,7 @@ def test_admin_deliver_push_and_complete_run(hooked: tuple[FakeGitHub, Receiver]
     assert (completed["action"], completed["workflow_run"]["conclusion"]) == ("completed", "failure")
     assert gh.rest.checks.get(*REPO, 6005).parsed_data.conclusion == "failure"
     summaries = httpx.get(f"{fake.url}/_fake/deliveries").json()
-    assert len(summaries) == len(receiver.received) == 9
+    assert len(summaries) == len(receiver.received) == 10
 
 
 def test_admin_redeliver_and_deliver_elsewhere(hooked: tuple[FakeGitHub, Receiver]) -> None:

@@ -94,7 +94,7 @@ def test_a_verification_with_nothing_changed_only_sets_the_status_and_revalidate
         before = len(fake.state.ledger.writes)
         fake.state.ledger.reset_stats()
         third = asyncio.run(verify(gh, repo.full_name, pr["number"], world.now))
-    writes = fake.state.ledger.writes[before:]  # once stopped: the fake logs a write after answering it
+    writes = fake.state.ledger.writes[before:]  # the third verification's
     stats = fake.state.ledger.stats()
     assert [w.route for w in writes] == ["POST /repos/{owner}/{repo}/statuses/{sha}"]
     assert third.published.writes == ["commit status failure"]

@@ -101,13 +101,34 @@ def test_a_truncated_payload_is_400(client, events):
     assert post(client, "issue_comment", None, raw=body).status_code == 400
 
 
-def test_missing_or_mistyped_fields_are_400(client, events):
+def test_a_signed_delivery_without_a_field_the_bot_needs_is_acknowledged_logged_and_counted(client, events, caplog):
+    """Never a 4xx (GitHub does not redeliver on its own): 202, the field named, nothing queued."""
     payload = events("issue_comment", 5001)
     del payload["comment"]
-    assert post(client, "issue_comment", payload).status_code == 400
+    r = post(client, "issue_comment", payload)
+    assert r.status_code == 202 and r.json()["outcome"] == "unusable" and "comment.user.login" in r.json()["reason"]
     payload = events("issue_comment", 5001)
     payload["issue"]["number"] = "forty-two"
-    assert post(client, "issue_comment", payload, guid="g2").status_code == 400
+    r = post(client, "issue_comment", payload, guid="g2")
+    assert r.status_code == 202 and "issue.number" in r.json()["reason"]
+    assert client.store.jobs() == []
+    logged = [rec for rec in caplog.records if getattr(rec, "field", None)]
+    assert [(rec.delivery, rec.field) for rec in logged] == [("guid-1", "comment.user.login"), ("g2", "issue.number")]
+    assert 'signoff_bot_deliveries_total{event="issue_comment",outcome="unusable"} 2.0' in client.get("/metrics").text
+
+
+def test_fields_the_bot_does_not_read_never_reject_a_delivery(client, events):
+    """Extra, missing or differently typed fields that no job needs, as real deliveries have them."""
+    payload = events("pull_request", 42, "opened")
+    payload["pull_request"]["labels"] = [{"id": 1, "name": "bug", "archived_by": {"unexpected": "shape"}}]
+    payload["pull_request"]["head"] = None
+    payload["repository"] = {"full_name": REPO}
+    payload["sender"] = "not an object"
+    payload["something_new"] = {"GitHub": "adds fields"}
+    del payload["pull_request"]["title"]
+    r = post(client, "pull_request", payload)
+    assert r.status_code == 202 and r.json()["outcome"] == "queued"
+    assert sorted(j["kind"] for j in client.store.jobs()) == ["lint", "opened"]
 
 
 def test_an_oversize_body_is_413(client):
@@ -150,6 +171,25 @@ def test_a_completed_sweep_queues_a_sweep_job(client, events):
     r = post(client, "workflow_run", events("workflow_run", 9001, "completed"))
     assert r.json()["outcome"] == "queued"
     assert [j["kind"] for j in client.store.jobs()] == ["sweep"]
+
+
+def test_re_run_all_checks_queues_a_verification_of_the_suites_prs(client, events):
+    r = post(client, "check_suite", events("check_suite", 601, "rerequested"))
+    assert r.json()["outcome"] == "queued"
+    assert [(j["kind"], j["pr"]) for j in client.store.jobs()] == [("verify", 42)]
+
+
+def test_a_run_that_names_no_pr_queues_a_lookup_of_the_prs_at_its_commit(client, events):
+    """GitHub leaves `pull_requests` empty for a fork's PR: the job finds the PRs whose head is the commit."""
+    payload = events("workflow_run", 9001, "completed")
+    payload["workflow_run"]["pull_requests"] = []
+    r = post(client, "workflow_run", payload)
+    assert r.json()["outcome"] == "queued"
+    [job] = client.store.jobs()
+    fields = json.loads(job["payload"])
+    assert (job["kind"], job["pr"]) == ("commit", 0)
+    head = payload["workflow_run"]["head_sha"]
+    assert (fields["then"], fields["head_sha"], fields["run_id"]) == ("sweep", head, 9001)
 
 
 def test_health_ready_and_metrics(client, events):

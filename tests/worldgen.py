@@ -107,8 +107,14 @@ def _comment(cid: int, user: str, at: str, body: str) -> dict[str, Any]:
     return {"id": cid, "user": user, "author_association": "COLLABORATOR", "created_at": at, "body": body}
 
 
-def build_world(dest: Path, numbers: list[int], signed_off: bool = True) -> Path:
-    """Write a world with one PR per number into `dest` (signed off unless `signed_off` is False)."""
+def filler_id(pr: int, k: int) -> int:
+    """The id of the `k`th filler comment on PR `pr` (see build_world's `filler_comments`)."""
+    return 10_000_000 + 1_000 * pr + k
+
+
+def build_world(dest: Path, numbers: list[int], signed_off: bool = True, filler_comments: int = 0) -> Path:
+    """Write a world with one PR per number into `dest` (signed off unless `signed_off` is False), each
+    with `filler_comments` conversation comments before the others (a long discussion)."""
     e2e = _e2e()
     shutil.copytree(E2E_WORLD / "trees", dest / "trees")
     commits = [{"sha": BASE_SHA, "tree": "base", "parents": [], "message": "main before the PRs",
@@ -126,7 +132,9 @@ def build_world(dest: Path, numbers: list[int], signed_off: bool = True) -> Path
              "author": "contributor"},
         ]
         branches[p.branch] = p.head
-        comments = [
+        comments = [_comment(filler_id(n, k), "contributor", f"2026-09-01T{k // 60:02d}:{k % 60:02d}:00Z",
+                             f"Comment {k} of a long discussion.") for k in range(filler_comments)]
+        comments += [
             _comment(p.reuse, "core-maintainer", "2026-09-02T09:00:00Z", "/reuse-sweep-run"),
             _comment(p.signoff, "nv-owner", "2026-09-02T10:00:00Z", signoff_text(n)),
             _comment(p.recheck, "core-maintainer", "2026-09-02T11:00:00Z", "/signoff-recheck"),

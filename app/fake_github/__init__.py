@@ -11,6 +11,7 @@ app, `signoff-bot[bot]`; no token reads anonymously.
 
 Admin routes for tests and demos:
   POST   /_fake/deliver        {"repo", "event", "id"[, "action", "delivery", "url"]} a stored object as a webhook
+                               (check_suite: the suite of the check run `id`)
   POST   /_fake/redeliver      {"delivery"[, "url"]} an earlier delivery again, same GUID and payload
   POST   /_fake/push           {"repo", "number", "sha"} move a PR's head, deliver pull_request synchronize
   POST   /_fake/complete-run   {"repo", "id", "conclusion"} complete a run, deliver workflow_run completed

@@ -9,7 +9,7 @@ from app.offline import run_url
 
 from .ids import node_id, stable_id
 from .payloads import ACTIONS_APP_ID, HTML, Site, integration, repository, timestamp, user
-from .pull_payloads import minimal_pull
+from .pull_payloads import minimal_pull, repo_of_name
 from .state import ArtifactRef, RepoState, iso, parse_time
 
 ARTIFACT_RETENTION = timedelta(days=90)
@@ -43,14 +43,15 @@ def check_run(site: Site, repo: RepoState, cr: dict[str, Any]) -> dict[str, Any]
     }
 
 
-def check_suite(site: Site, repo: RepoState, cr: dict[str, Any]) -> dict[str, Any]:
-    """The suite of a check run, as the check_run webhook embeds it."""
+def check_suite(site: Site, repo: RepoState, cr: dict[str, Any], *, full: bool = False) -> dict[str, Any]:
+    """The suite of a check run, as the check_run webhook embeds it, or (`full`) as the check_suite
+    webhook sends it."""
     sid = check_suite_id(repo, cr)
     api = site.repo_api(repo)
     siblings = [c for c in repo.check_runs.values() if check_suite_id(repo, c) == sid]
     done = all(c.get("status", "completed") == "completed" for c in siblings)
     run = repo.workflow_runs.get(cr.get("run_id") or 0, {})
-    return {
+    data = {
         "id": sid, "node_id": node_id("CheckSuite", sid), "head_branch": run.get("head_branch"),
         "head_sha": cr["head_sha"], "status": "completed" if done else "in_progress",
         "conclusion": cr.get("conclusion") if done else None, "url": f"{api}/check-suites/{sid}",
@@ -60,6 +61,17 @@ def check_suite(site: Site, repo: RepoState, cr: dict[str, Any]) -> dict[str, An
         "created_at": timestamp(cr.get("started_at"), site.epoch),
         "updated_at": timestamp(cr.get("completed_at"), site.epoch),
     }
+    if full:
+        commit = repo.commits.get(cr["head_sha"])
+        person = {"name": commit.author if commit else "unknown", "email": "noreply@github.com"}
+        data.update({
+            "latest_check_runs_count": len(siblings), "check_runs_url": f"{api}/check-suites/{sid}/check-runs",
+            "rerequestable": True, "runs_rerequestable": True,
+            "head_commit": {"id": cr["head_sha"], "tree_id": repo.git.root(commit) if commit else None,
+                            "message": commit.message if commit else "", "timestamp": site.epoch,
+                            "author": person, "committer": person},
+        })
+    return data
 
 
 def run_times(site: Site, repo: RepoState, run_id: int) -> tuple[str, str]:
@@ -76,6 +88,8 @@ def workflow_run(site: Site, repo: RepoState, run: dict[str, Any]) -> dict[str, 
     rid = int(run["id"])
     created, updated = run_times(site, repo, rid)
     prs = [repo.pulls[n] for n in run.get("pull_requests") or [] if n in repo.pulls]
+    listed = [pr for pr in prs if not repo.from_fork(pr)]  # GitHub lists no fork's PR, as for check runs
+    head_repo = repo_of_name(site, prs[0]["head"].get("repo", repo.full_name)) if prs else repository(site, repo)
     commit = repo.commits.get(run["head_sha"])
     actor = user(site, prs[0].get("user", repo.owner) if prs else repo.owner)
     suite = stable_id("check_suite", f"{repo.full_name.lower()}:run:{rid}")
@@ -94,7 +108,7 @@ def workflow_run(site: Site, repo: RepoState, run: dict[str, Any]) -> dict[str, 
         "run_number": int(run.get("run_number") or 1), "event": run.get("event", "push"),
         "status": run.get("status", "completed"), "conclusion": run.get("conclusion"), "workflow_id": wid,
         "url": f"{api}/actions/runs/{rid}", "html_url": run_url(repo.full_name, rid),
-        "pull_requests": [minimal_pull(site, repo, pr) for pr in prs], "created_at": created,
+        "pull_requests": [minimal_pull(site, repo, pr) for pr in listed], "created_at": created,
         "updated_at": timestamp(run.get("updated_at"), updated), "actor": actor, "triggering_actor": actor,
         "run_attempt": attempt, "referenced_workflows": [], "run_started_at": created,
         "jobs_url": f"{api}/actions/runs/{rid}/jobs", "logs_url": f"{api}/actions/runs/{rid}/logs",
@@ -102,7 +116,7 @@ def workflow_run(site: Site, repo: RepoState, run: dict[str, Any]) -> dict[str, 
         "cancel_url": f"{api}/actions/runs/{rid}/cancel", "rerun_url": f"{api}/actions/runs/{rid}/rerun",
         "previous_attempt_url": f"{api}/actions/runs/{rid}/attempts/{attempt - 1}" if attempt > 1 else None,
         "workflow_url": f"{api}/actions/workflows/{wid}", "head_commit": head_commit,
-        "repository": repository(site, repo), "head_repository": repository(site, repo),
+        "repository": repository(site, repo), "head_repository": head_repo,
     }
 
 

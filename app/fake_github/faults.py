@@ -4,9 +4,11 @@ A fault matches a request by an fnmatch pattern over "METHOD /concrete/path"
 and "METHOD /route/{template}" (the method part is optional), and applies to
 the next `times` matching requests: an error status (403 and 429 carry the
 rate-limit headers GitHub sends), added latency, or a connection dropped
-mid-response. With `probability` below 1 a matching request is hit only by
-chance (`seed` makes the chances reproducible), so a fault with a large
-`times` models a flaky GitHub. With `actor` (a login, e.g. "signoff-bot[bot]")
+mid-response. A `secondary` 403 or 429 is a secondary rate limit as GitHub
+answers one: its message says so, the primary limit is not exhausted, and
+there is no `retry-after` unless the fault gives one. With `probability`
+below 1 a matching request is hit only by chance (`seed` makes the chances
+reproducible), so a fault with a large `times` models a flaky GitHub. With `actor` (a login, e.g. "signoff-bot[bot]")
 it hits only that actor's requests, so a test can act and read undisturbed.
 """
 
@@ -21,6 +23,7 @@ from http import HTTPStatus
 from typing import Any
 
 RATE_LIMIT_DOCS = "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api"
+SECONDARY_MESSAGE = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
 
 
 @dataclass
@@ -36,6 +39,7 @@ class Fault:
     probability: float = 1.0  # the chance that a matching request is hit
     seed: int | None = None  # seeds the chances, for a reproducible sequence of hits
     actor: str | None = None  # only requests by this login (the app's installation: its bot login)
+    secondary: bool = False  # a 403 or 429 that is a secondary rate limit
     _rng: random.Random = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -64,6 +68,8 @@ class Fault:
             raise ValueError("actor must be a login")
         if fault.status is None and not fault.drop and not fault.delay_ms:
             raise ValueError("a fault needs a status, drop or delay_ms")
+        if fault.secondary is not False and (fault.secondary is not True or fault.status not in (403, 429)):
+            raise ValueError("secondary (true or false) is for a 403 or 429")
         return fault
 
     def matches(self, method: str, path: str, template: str | None, actor: str | None = None) -> bool:
@@ -87,20 +93,21 @@ class Fault:
         """(status, headers, JSON body) GitHub would answer with."""
         status = self.status or 500
         headers: dict[str, str] = {}
-        if status == 403:
+        if status == 403 and not self.secondary:
             headers.update({"x-ratelimit-limit": str(limit), "x-ratelimit-remaining": "0",
                             "x-ratelimit-used": str(limit), "x-ratelimit-resource": "core",
                             "x-ratelimit-reset": str(int(time.time()) + self.reset_in)})
             message = "API rate limit exceeded for installation."
-        elif status == 429:
-            message = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+        elif status in (403, 429):
+            message = SECONDARY_MESSAGE
         elif status == 404:
             message = "Not Found"
         elif status >= 500:
             message = "Server Error"
         else:
             message = HTTPStatus(status).phrase
-        retry_after = self.retry_after if self.retry_after is not None else 60 if status == 429 else None
+        retry_after = self.retry_after if self.retry_after is not None or self.secondary else \
+            60 if status == 429 else None
         if retry_after is not None:
             headers["retry-after"] = str(retry_after)
         body = {"message": self.message or message, "documentation_url": RATE_LIMIT_DOCS

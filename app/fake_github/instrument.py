@@ -147,10 +147,11 @@ class Instrument:
             used = self.state.ledger.count(route, status, billable=billable)
             for key, value in self._rate_headers(used, request_headers.get("x-github-api-version")).items():
                 headers[key] = value
+            if method in WRITE_METHODS and 200 <= status < 300:  # logged before answered: a client that has
+                # its answer finds the write in the log (the App's writes are sent one after another)
+                self._record(request_headers, method, scope["path"], route, status, bytes(received), body)
             await send({**start, "status": status, "headers": headers.raw})
             await send({"type": "http.response.body", "body": body})
-            if method in WRITE_METHODS and 200 <= status < 300:
-                self._record(request_headers, method, scope["path"], route, status, bytes(received), body)
 
         await self.app(scope, receive_logged, send_finished)
         return answered[0]

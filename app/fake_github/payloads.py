@@ -86,6 +86,17 @@ def public_user(site: Site, login: str) -> dict[str, Any]:
             "followers": 0, "following": 0, "created_at": CREATED, "updated_at": CREATED}
 
 
+def organization(site: Site, login: str) -> dict[str, Any]:
+    """The `organization` of a delivery about an organization's repository."""
+    uid = stable_id("user", login.lower())
+    base = f"{site.api}/orgs/{login}"
+    return {"login": login, "id": uid, "node_id": node_id("Organization", uid), "url": base,
+            "repos_url": f"{base}/repos", "events_url": f"{base}/events", "hooks_url": f"{base}/hooks",
+            "issues_url": f"{base}/issues", "members_url": f"{base}/members{{/member}}",
+            "public_members_url": f"{base}/public_members{{/member}}",
+            "avatar_url": f"https://avatars.githubusercontent.com/u/{uid}?v=4", "description": None}
+
+
 def repository(site: Site, repo: RepoState) -> dict[str, Any]:
     """A FullRepository (a superset of Repository, MinimalRepository and the webhooks' repository)."""
     api = site.repo_api(repo)
@@ -105,24 +116,30 @@ def repository(site: Site, repo: RepoState) -> dict[str, Any]:
         "has_downloads": True, "has_discussions": False, "archived": False, "disabled": False,
         "visibility": "public", "pushed_at": site.epoch, "created_at": CREATED, "updated_at": site.epoch,
         "allow_forking": True, "web_commit_signoff_required": False, "license": None,
-        "subscribers_count": 0, "network_count": 0,
+        "subscribers_count": 0, "network_count": 0, "custom_properties": {},
     })
     return data
 
 
 def integration(site: Site, app_id: int | None = None) -> dict[str, Any]:
-    """The GitHub App: the bot's own app, or GitHub Actions (app_id ACTIONS_APP_ID)."""
+    """A GitHub App: the bot's own (`app_id` None or the state's), GitHub Actions (ACTIONS_APP_ID),
+    or another app (any other id: a world may give a check run one)."""
     if app_id == ACTIONS_APP_ID:
         slug, name, owner = "github-actions", "GitHub Actions", "github"
         permissions = {"actions": "write", "checks": "write", "contents": "write", "metadata": "read",
                        "pull_requests": "write", "statuses": "write"}
         events = ["check_run", "check_suite", "pull_request", "push", "workflow_run"]
+    elif app_id not in (None, site.state.app_id):
+        slug = name = f"another-app-{app_id}"
+        owner = app_owner(site.state)
+        permissions = {"checks": "write", "metadata": "read"}
+        events = ["check_run", "check_suite"]
     else:
-        app_id = app_id or site.state.app_id
+        app_id = site.state.app_id
         slug, name, owner = site.state.app_slug, site.state.app_slug, app_owner(site.state)
         permissions = {"actions": "read", "checks": "write", "contents": "read", "issues": "write",
                        "members": "read", "metadata": "read", "pull_requests": "write", "statuses": "write"}
-        events = ["check_run", "issue_comment", "pull_request", "pull_request_review",
+        events = ["check_run", "check_suite", "issue_comment", "pull_request", "pull_request_review",
                   "pull_request_review_comment", "workflow_run"]
     return {
         "id": app_id, "slug": slug, "node_id": node_id("Integration", app_id), "client_id": f"Iv1.{app_id:016x}",

@@ -30,10 +30,12 @@ def pull_times(site: Site, repo: RepoState, pr: dict[str, Any]) -> tuple[str, st
     return created, max([t for t in updates if t] + [created])
 
 
-def _repo_of(site: Site, full_name: str) -> dict[str, Any]:
+def repo_of_name(site: Site, full_name: str) -> dict[str, Any]:
     """A repository payload, also for a head repository (a fork) the worlds do not hold."""
     known = site.state.repos.get(full_name.lower())
-    return repository(site, known or RepoState(full_name, "main", None, {}))
+    if known is not None:
+        return repository(site, known)
+    return {**repository(site, RepoState(full_name, "main", None, {})), "fork": True}
 
 
 def pull(site: Site, repo: RepoState, pr: dict[str, Any], *, full: bool = True) -> dict[str, Any]:
@@ -66,7 +68,7 @@ def pull(site: Site, repo: RepoState, pr: dict[str, Any], *, full: bool = True) 
         "closed_at": closed_at, "merged_at": merged_at, "merge_commit_sha": pr.get("merge_commit_sha"),
         "assignee": None, "assignees": [], "requested_reviewers": [], "requested_teams": [],
         "head": {"label": f"{head_owner}:{pr['head']['ref']}", "ref": pr["head"]["ref"], "sha": pr["head"]["sha"],
-                 "user": user(site, head_owner), "repo": _repo_of(site, head_repo)},
+                 "user": user(site, head_owner), "repo": repo_of_name(site, head_repo)},
         "base": {"label": f"{repo.owner}:{pr['base']['ref']}", "ref": pr["base"]["ref"], "sha": pr["base"]["sha"],
                  "user": user(site, repo.owner), "repo": repository(site, repo)},
         "_links": {k: {"href": v} for k, v in link.items()},

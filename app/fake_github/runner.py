@@ -1,5 +1,7 @@
 """Running the fake: `FakeGitHub` serves it from a background thread for tests and
-benchmarks; `main` serves it in the foreground (`signoff-bot fake-github`).
+benchmarks; `main` serves it in the foreground (`signoff-bot fake-github`). Each
+listens on two loopback ports: the API, and the artifact storage host that
+downloads redirect to (another origin, as on GitHub; server.StorageHost).
 
     with FakeGitHub("tests/worlds/mini", webhook_url=..., webhook_secret=...) as fake:
         gh = GitHub("user:alice", base_url=fake.url + "/")
@@ -57,21 +59,26 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _url(sock: socket.socket) -> str:
+    return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
 class FakeGitHub:
     """The fake GitHub on 127.0.0.1 (a free port unless `port` is given), in a background thread."""
 
     def __init__(self, *worlds: World | str | Path, webhook_url: str | None = None,
                  webhook_secret: str | None = None, port: int = 0, latency_ms: int = 0,
                  app_id: int | None = None) -> None:
-        self.app = create_app(worlds, webhook_url, webhook_secret, latency_ms=latency_ms, app_id=app_id)
+        self._sock, self._storage = _bind("127.0.0.1", port), _bind("127.0.0.1", 0)
+        self.url = _url(self._sock)
+        self.app = create_app(worlds, webhook_url, webhook_secret, latency_ms=latency_ms, app_id=app_id,
+                              storage_url=_url(self._storage))
         self.state: GitHubState = self.app.state.github
-        self._sock = _bind("127.0.0.1", port)
-        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
         self._server = _server(self.app)
         self._thread: threading.Thread | None = None
 
     def start(self) -> "FakeGitHub":
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock, self._storage]},
                                         name="fake-github", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + START_TIMEOUT
@@ -87,6 +94,7 @@ class FakeGitHub:
             self._thread.join(START_TIMEOUT)
             self._thread = None
         self._sock.close()
+        self._storage.close()
 
     def __enter__(self) -> "FakeGitHub":
         return self.start()
@@ -100,7 +108,7 @@ class FakeGitHub:
 
     def fault(self, **spec: Any) -> None:
         """Inject a fault; see `Fault` (route, status, times, delay_ms, drop, retry_after, reset_in,
-        probability, seed, actor)."""
+        message, probability, seed, actor, secondary)."""
         self.state.faults.add(Fault.from_json(spec))
 
     def wait_deliveries(self, count: int, timeout: float = 10.0) -> list[Delivery]:
@@ -123,9 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency-ms", type=int, default=0, help="latency added to every API request")
     parser.add_argument("--app-id", type=int, help="the GitHub App's id (default: from its JWTs, else 1)")
     args = parser.parse_args(argv)
+    sock, storage = _bind("127.0.0.1", args.port), _bind("127.0.0.1", 0)
     app = create_app(args.worlds, args.webhook_url, args.webhook_secret, latency_ms=args.latency_ms,
-                     app_id=args.app_id)
-    sock = _bind("127.0.0.1", args.port)
-    print(f"http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
-    _server(app).run(sockets=[sock])
+                     app_id=args.app_id, storage_url=_url(storage))
+    print(_url(sock), flush=True)
+    _server(app).run(sockets=[sock, storage])
     return 0

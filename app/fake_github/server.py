@@ -9,11 +9,13 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.world import World
 
 from .instrument import Instrument
 from .routes import accounts, actions, admin, checks, pulls, repos
+from .routes.actions import DOWNLOAD_PATH
 from .routes.common import DOCS, GitHubError
 from .state import GitHubState
 
@@ -21,11 +23,33 @@ ROUTERS = [m.router for m in (admin, accounts, actions, checks, pulls, repos)]
 ROUTES = [route for router in ROUTERS for route in router.routes]
 
 
+class StorageHost:
+    """ASGI middleware that makes the socket on `port` another host, the artifact storage: it serves only
+    downloads (`/_fake/download/…`), which the API host does not serve, as GitHub redirects a download
+    to blob storage on another host, where the API's Authorization header must not be sent."""
+
+    def __init__(self, app: ASGIApp, port: int) -> None:
+        self.app = app
+        self.port = port
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            on_storage = (scope.get("server") or ("", 0))[1] == self.port
+            if on_storage != scope["path"].startswith(DOWNLOAD_PATH):
+                await GitHubError(404, "Not Found").response()(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def create_app(worlds: Sequence[World | str | Path], webhook_url: str | None = None,
-               webhook_secret: str | None = None, *, latency_ms: int = 0, app_id: int | None = None) -> FastAPI:
-    """The server for `worlds` (World objects or directories); its state is `app.state.github`."""
+               webhook_secret: str | None = None, *, latency_ms: int = 0, app_id: int | None = None,
+               storage_url: str | None = None) -> FastAPI:
+    """The server for `worlds` (World objects or directories); its state is `app.state.github`.
+    `storage_url` (http://127.0.0.1:PORT, a second socket of the same server) is the artifact storage
+    host; without it downloads are served by the API host itself."""
     state = GitHubState.from_worlds([w if isinstance(w, World) else World.load(w) for w in worlds])
     state.webhook.url, state.webhook.secret = webhook_url, webhook_secret
+    state.storage_url = storage_url
     state.latency_ms = latency_ms
     if app_id is not None:
         state.app_id = app_id
@@ -52,4 +76,6 @@ def create_app(worlds: Sequence[World | str | Path], webhook_url: str | None = N
                             status_code=422)
 
     app.add_middleware(Instrument, state=state, routes=ROUTES)
+    if storage_url is not None:
+        app.add_middleware(StorageHost, port=int(storage_url.rsplit(":", 1)[1]))
     return app

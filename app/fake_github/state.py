@@ -125,9 +125,15 @@ class RepoState:
     def review_comments_on(self, number: int | None) -> list[dict[str, Any]]:
         return _ordered(c for c in self.review_comments.values() if number is None or c["number"] == number)
 
+    def from_fork(self, pr: dict[str, Any]) -> bool:
+        """Whether a PR's head branch is in another repository (a world sets `head.repo`)."""
+        return pr["head"].get("repo", self.full_name).lower() != self.full_name.lower()
+
     def pulls_at(self, sha: str) -> list[dict[str, Any]]:
-        """Open pull requests whose head is `sha` (what check runs and workflow runs link to)."""
-        return [p for p in self.pulls.values() if p["head"]["sha"] == sha and p.get("state", "open") == "open"]
+        """Open pull requests whose head is `sha`, as check runs and check suites list them: GitHub
+        leaves a fork's PR out (its pushes happen in another repository), so it is never among them."""
+        return [p for p in self.pulls.values() if p["head"]["sha"] == sha and p.get("state", "open") == "open"
+                and not self.from_fork(p)]
 
     def run_times(self, run_id: int) -> tuple[str | None, str | None]:
         """When a workflow run started and last changed, from its check runs."""
@@ -167,6 +173,7 @@ class GitHubState:
     ledger: Ledger = field(default_factory=Ledger)
     deliveries: list[Any] = field(default_factory=list)  # webhooks.Delivery, newest last
     downloads: dict[str, tuple[str, int]] = field(default_factory=dict)  # token -> (repo, artifact id)
+    storage_url: str | None = None  # the artifact storage host downloads redirect to (None: this one)
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _next_id: int = 1
 

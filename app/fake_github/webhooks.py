@@ -19,16 +19,17 @@ import httpx
 
 from .actions_payloads import check_run, check_suite, workflow, workflow_run
 from .ids import node_id
-from .payloads import Site, repository, user
+from .payloads import Site, organization, repository, user, user_type
 from .pull_payloads import issue, issue_comment, pull, review, review_comment
 from .state import GitHubState, RepoState
 
 EVENTS = ("issue_comment", "pull_request_review", "pull_request_review_comment", "pull_request", "check_run",
-          "workflow_run")
+          "check_suite", "workflow_run")
 DEFAULT_ACTIONS = {"issue_comment": "created", "pull_request_review": "submitted",
                    "pull_request_review_comment": "created", "pull_request": "opened", "check_run": "completed",
-                   "workflow_run": "completed"}
+                   "check_suite": "completed", "workflow_run": "completed"}
 DELIVERY_TIMEOUT = 60.0
+LABEL_REST_ONLY = ("archived_at", "archived_by")
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,26 @@ def sign(secret: str, body: bytes, algorithm: str = "sha256") -> str:
     return f"{algorithm}=" + hmac.new(secret.encode(), body, getattr(hashlib, algorithm)).hexdigest()
 
 
+def _as_delivered(value: Any) -> Any:
+    """A REST object as a delivery carries it. Deliveries are not versioned as the REST API is: their
+    labels lack the archiving fields of API version 2026-03-10 (octokit's records of real deliveries,
+    ../shared/fixtures/webhooks/octokit/, are the reference)."""
+    if isinstance(value, dict):
+        out = {k: _as_delivered(v) for k, v in value.items()}
+        if isinstance(out.get("labels"), list):
+            out["labels"] = [{k: v for k, v in lab.items() if k not in LABEL_REST_ONLY} for lab in out["labels"]]
+        return out
+    if isinstance(value, list):
+        return [_as_delivered(v) for v in value]
+    return value
+
+
 def _envelope(site: Site, repo: RepoState, action: str, sender: str, previous_body: str | None = None,
               **subject: Any) -> dict[str, Any]:
-    payload: dict[str, Any] = {"action": action, **subject, "repository": repository(site, repo),
+    payload: dict[str, Any] = {"action": action, **_as_delivered(subject), "repository": repository(site, repo),
                                "sender": user(site, sender)}
+    if user_type(site.state, repo.owner) == "Organization":
+        payload["organization"] = organization(site, repo.owner)
     if action == "edited":
         payload["changes"] = {"body": {"from": previous_body}} if previous_body is not None else {}
     if repo.installation_id is not None:
@@ -71,9 +88,10 @@ def _envelope(site: Site, repo: RepoState, action: str, sender: str, previous_bo
 
 
 def comment_event(site: Site, repo: RepoState, c: dict[str, Any], action: str = "created",
-                  previous_body: str | None = None) -> Event:
-    """issue_comment: created, or edited (with the body it had before)."""
-    return Event("issue_comment", _envelope(site, repo, action, c["user"], previous_body,
+                  previous_body: str | None = None, sender: str | None = None) -> Event:
+    """issue_comment: created, or edited (with the body it had before) by `sender`: the comment's
+    author, or a user with write access editing someone else's comment (`comment.user` stays the author)."""
+    return Event("issue_comment", _envelope(site, repo, action, sender or c["user"], previous_body,
                                             issue=issue(site, repo, repo.pulls[c["number"]]),
                                             comment=issue_comment(site, repo, c)))
 
@@ -84,9 +102,11 @@ def review_event(site: Site, repo: RepoState, r: dict[str, Any], action: str = "
 
 
 def review_comment_event(site: Site, repo: RepoState, c: dict[str, Any], action: str = "created",
-                         previous_body: str | None = None) -> Event:
+                         previous_body: str | None = None, sender: str | None = None) -> Event:
+    """pull_request_review_comment: created, or edited by `sender` (as for comment_event)."""
     return Event("pull_request_review_comment",
-                 _envelope(site, repo, action, c["user"], previous_body, comment=review_comment(site, repo, c),
+                 _envelope(site, repo, action, sender or c["user"], previous_body,
+                           comment=review_comment(site, repo, c),
                            pull_request=pull(site, repo, repo.pulls[c["number"]])))
 
 
@@ -104,6 +124,13 @@ def check_run_event(site: Site, repo: RepoState, cr: dict[str, Any], action: str
     body = {**check_run(site, repo, cr), "check_suite": check_suite(site, repo, cr)}
     return Event("check_run", _envelope(site, repo, action, prs[0].get("user", repo.owner) if prs else repo.owner,
                                         check_run=body))
+
+
+def check_suite_event(site: Site, repo: RepoState, cr: dict[str, Any], action: str = "completed") -> Event:
+    """The suite of check run `cr` ("Re-run all checks" on it is `rerequested`)."""
+    prs = repo.pulls_at(cr["head_sha"])
+    return Event("check_suite", _envelope(site, repo, action, prs[0].get("user", repo.owner) if prs else repo.owner,
+                                          check_suite=check_suite(site, repo, cr, full=True)))
 
 
 def workflow_run_event(site: Site, repo: RepoState, run: dict[str, Any], action: str = "completed") -> Event:
@@ -125,6 +152,8 @@ def stored_event(site: Site, repo: RepoState, event: str, action: str | None, ob
         return pull_event(site, repo, repo.pulls[object_id], action)
     if event == "check_run":
         return check_run_event(site, repo, repo.check_runs[object_id], action)
+    if event == "check_suite":  # the suite of a check run: its id names the suite
+        return check_suite_event(site, repo, repo.check_runs[object_id], action)
     if event == "workflow_run":
         return workflow_run_event(site, repo, repo.workflow_runs[object_id], action)
     raise KeyError(event)

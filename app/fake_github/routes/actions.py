@@ -1,9 +1,12 @@
 """GitHub Actions routes: workflow runs, their artifacts, and artifact downloads.
 
-`GET .../actions/artifacts/{id}/zip` answers 302 to a download URL on this
-server, as GitHub redirects to blob storage; the download serves the world's
-`artifacts/<id>.zip` as it is, else a zip built in memory from its
-`artifacts/<id>/` files. Expired artifacts answer 410.
+`GET .../actions/artifacts/{id}/zip` answers 302 to a short-lived signed URL
+on the storage host (another host, as GitHub redirects to blob storage; see
+server.StorageHost): the URL itself is the credential, and the storage host
+refuses a request that also sends an Authorization header, as blob storage
+does, so a client that forwards the API token across hosts fails visibly.
+The download serves the world's `artifacts/<id>.zip` as it is, else a zip
+built in memory from its `artifacts/<id>/` files. Expired artifacts answer 410.
 """
 
 from __future__ import annotations
@@ -13,15 +16,16 @@ import secrets
 import zipfile
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from ..actions_payloads import artifact, workflow_run
-from ..state import ArtifactRef, RepoState
+from ..state import ArtifactRef, GitHubState, RepoState
 from .common import C, GitHubError, listing, not_found, repo_of, respond
 
 router = APIRouter()
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+DOWNLOAD_PATH = "/_fake/download/"
 
 
 def artifact_zip(files: dict[str, bytes]) -> bytes:
@@ -96,16 +100,20 @@ def download_artifact(ctx: C, owner: str, repo: str, artifact_id: int, archive_f
     token = secrets.token_urlsafe(16)
     with ctx.state.lock:
         ctx.state.downloads[token] = (r.full_name, artifact_id)
-    return RedirectResponse(f"{ctx.site.api}/_fake/download/{token}", status_code=302)
+    return RedirectResponse(f"{ctx.state.storage_url or ctx.site.api}{DOWNLOAD_PATH}{token}", status_code=302)
 
 
-@router.get("/_fake/download/{token}")
-def download(ctx: C, token: str):
-    target = ctx.state.downloads.get(token)
+@router.get(DOWNLOAD_PATH + "{token}")
+def download(request: Request, token: str):
+    """The storage host: the signed URL is the only credential it accepts."""
+    if "authorization" in request.headers:
+        raise GitHubError(400, "Only one auth mechanism allowed: this URL is signed; do not send an "
+                               "Authorization header")
+    state: GitHubState = request.app.state.github
+    target = state.downloads.get(token)
     if target is None:
         raise not_found()
-    owner, name = target[0].split("/")
-    ref = _artifact(repo_of(ctx, owner, name), target[1])
+    ref = _artifact(state.repos[target[0].lower()], target[1])
     archive = ref.world.archive_path(target[1])
     data = archive.read_bytes() if archive else artifact_zip(ref.world.artifact_files(target[1]))
     return Response(data, media_type="application/zip",

@@ -1,8 +1,9 @@
 """Check run routes: list for a ref, get, create, update, annotations.
 
 Only a GitHub App may create check runs, and only the app that created one may
-update it; output and annotations are validated against GitHub's limits
-(summary and text at most 65535 characters, at most 50 annotations a request).
+update it (another app's, or a workflow job's, answers 403); output and
+annotations are validated against GitHub's limits (summary and text at most
+65535 characters, at most 50 annotations a request).
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ def list_for_ref(ctx: C, owner: str, repo: str, ref: str):
         runs = [cr for cr in runs if cr.get("status", "completed") == q["status"]]
     if "app_id" in q:
         runs = [cr for cr in runs if str(cr.get("app_id") or ACTIONS_APP_ID) == q["app_id"]]
-    if q.get("filter", "latest") == "latest":
-        newest: dict[str, dict[str, Any]] = {}
+    if q.get("filter", "latest") == "latest":  # each app's newest run of each name
+        newest: dict[tuple[int, str], dict[str, Any]] = {}
         for cr in sorted(runs, key=lambda x: (str(x.get("started_at") or ""), x["id"])):
-            newest[cr["name"]] = cr
+            newest[(cr.get("app_id") or ACTIONS_APP_ID, cr["name"])] = cr
         runs = list(newest.values())
     runs.sort(key=lambda x: x["id"], reverse=True)
     return listing(ctx, runs, lambda x: check_run(ctx.site, r, x), key="check_runs")

@@ -2,6 +2,9 @@
 
 Writes made as a user (`user:<login>` tokens) deliver their webhooks to the
 app: comment created/edited, review submitted, review comment created/edited.
+A user with write access may edit (or delete) another user's comment, as on
+GitHub; the `edited` delivery then names the editor as `sender`, while the
+comment's `user` stays its author.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ async def update_review_comment(ctx: C, owner: str, repo: str, comment_id: int):
     may_edit(ctx, r, c["user"])
     text = text_field(await json_body(ctx.request), "body")
     previous, c["body"], c["updated_at"] = c.get("body") or "", text, ctx.state.clock.tick()
-    events = _user_events(ctx, lambda: [review_comment_event(ctx.site, r, c, "edited", previous)])
+    events = _user_events(ctx, lambda: [review_comment_event(ctx.site, r, c, "edited", previous, ctx.actor.login)])
     return created(review_comment(ctx.site, r, c), ctx.state, events, 200)
 
 
@@ -245,7 +248,7 @@ async def update_comment(ctx: C, owner: str, repo: str, comment_id: int):
     may_edit(ctx, r, c["user"])
     text = text_field(await json_body(ctx.request), "body")
     previous, c["body"], c["updated_at"] = c.get("body") or "", text, ctx.state.clock.tick()
-    events = _user_events(ctx, lambda: [comment_event(ctx.site, r, c, "edited", previous)])
+    events = _user_events(ctx, lambda: [comment_event(ctx.site, r, c, "edited", previous, ctx.actor.login)])
     return created(issue_comment(ctx.site, r, c), ctx.state, events, 200)
 
 
