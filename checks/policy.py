@@ -10,6 +10,7 @@ overrides any of them in `.github/signoff-bot.yml` on its base branch, e.g.:
     established_skus: [h100, h200, b200]
     block_self_signoff: true
     lint: blocking          # recipe lint errors block the sign-off (default: advice)
+    workflow_changes: blocking  # a PR that edits workflows fails check 1 (default: a note)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass, fields, replace
 import yaml
 
 CONFIG_PATH = ".github/signoff-bot.yml"
-_CHOICES = {"lint": ("advice", "blocking")}
+_CHOICES = {"lint": ("advice", "blocking"), "workflow_changes": ("note", "blocking")}
 _BENCHMARK_DIRS = ("benchmarks/", "runners/", ".github/workflows/", ".github/actions/")
 
 
@@ -52,6 +53,8 @@ class Policy:
     advisory: bool = False
     # "advice": recipe lint findings are posted but never change the sign-off verdict; "blocking": they do.
     lint: str = "advice"
+    # "note": check 1 notes a PR that edits its own workflows (the spec has no rule against it); "blocking": it FAILs.
+    workflow_changes: str = "note"
 
     @classmethod
     def from_yaml(cls, text: str | None) -> tuple["Policy", str | None]:
