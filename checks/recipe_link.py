@@ -176,7 +176,7 @@ def _upstream_mentions(links: tuple[str, ...]) -> list[str]:
 # Scope: the single-node part of the PR
 # ---------------------------------------------------------------------------
 
-_SINGLE_NODE_RECIPE = re.compile(r"\bsingle[- ]node\b(.*?)\brecipes?\b", re.I)
+_SINGLE_NODE_RECIPE = re.compile(r"\bsingle[- ]node\b(.{0,80}?)\brecipes?\b", re.I)
 _NAME_SEPARATORS = re.compile(r"\s*(?:/|,|&|\band\b|\bor\b)\s*", re.I)
 
 
