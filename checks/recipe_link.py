@@ -441,7 +441,8 @@ def _status_problem(t: UpstreamTarget, doc: UpstreamDoc | None) -> str | None:
         return f"cannot decide: {name} was not fetched, so its merge status cannot be verified"
     if doc.error:
         what = "merge status" if t.kind == "pull" else "publication"
-        return f"cannot decide: {name} could not be read ({doc.error}), so its {what} and server args cannot be verified"
+        return (f"cannot decide: {name} could not be read ({doc.error}), so its {what} and server args cannot be "
+                "verified")
     if t.kind != "pull":
         return None
     if doc.draft:
