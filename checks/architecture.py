@@ -24,7 +24,8 @@ check 10's business). A line fails on the first of:
   `first_k_dense_replace`, `index_topk`, `index_topk_freq`,
   `use_index_cache`, `index_n_heads`, `topk_group`, `n_group` (`_` or `-`).
 - An edit of a model `config.json` (`sed -i`, `jq ... >`, a redirect, `cp`,
-  `mv`, `tee`, or a python heredoc that writes it), judged by the keys it
+  `mv`, `tee`, or a python heredoc that writes it, also through
+  `save_pretrained` / `to_json_file`), judged by the keys it
   changes: an architecture field (`ARCH_CONFIG_KEYS`: the fields above plus
   widths, head dims, LoRA ranks, MTP layers, sliding window, vocabulary)
   fails; metadata (`METADATA_CONFIG_KEYS`: `architectures`, `model_type`,
@@ -85,6 +86,7 @@ _CONFIG_JSON = re.compile(r"(?<![\w.-])config\.json\b")
 _SHELL_WRITE = re.compile(r"\bsed\s+(?:-[a-zA-Z]*i|--in-place)|\bjq\b.*>|>\s*[\"']?[^\s\"']*config\.json"
                           r"|\btee\b|(?:^|[;&|]\s*)(?:sudo\s+)?(?:cp|mv)\s")
 _PY_WRITE = re.compile(r"json\.dump|\.write_text\(|\.write\(|open\([^)]*[\"'][wa]b?\+?[\"']")
+_CONFIG_SAVE = re.compile(r"\.(?:save_pretrained|to_json_file)\(")  # writes config.json without naming it
 _SWITCH = re.compile(r"--[\w-]+|\b[A-Z][A-Z0-9_]*(?=\s*[=:])")
 _SKIPPED = ("layer", "index", "expert", "head")
 
@@ -189,8 +191,9 @@ def _scan(ctx: Context, f: ChangedFile) -> list[_Hit]:
                 continue
             heredocs_done.add(doc.start)
             body = bodies[doc.start]
-            target = next((b for b in body if _CONFIG_JSON.search(b.code)), None)
-            if target is not None and any(_PY_WRITE.search(b.code) or _SHELL_WRITE.search(b.code) for b in body):
+            target = next((b for b in body if _CONFIG_JSON.search(b.code) or _CONFIG_SAVE.search(b.code)), None)
+            if target is not None and any(_PY_WRITE.search(b.code) or _SHELL_WRITE.search(b.code)
+                                          or _CONFIG_SAVE.search(b.code) for b in body):
                 edits = (python_config_edits("\n".join(b.code if doc.quoted else b.expanded for b in body))
                          if doc.python else ConfigEdits(set(), "the heredoc is not a Python program this check reads"))
                 hit = _config_edit(target.code.strip(), edits, "rewrites")

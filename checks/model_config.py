@@ -39,7 +39,8 @@ METADATA_CONFIG_KEYS = frozenset({"architectures", "model_type", "auto_map", "_n
                                   "transformers_version"})
 _TOKEN_ID_KEY = re.compile(r"^(?!num_)(?!.*_per_)[a-z]+(?:_[a-z]+)*_token(?:_ids?)?$")
 
-_CONFIG_LOADERS = frozenset({"load", "loads", "from_pretrained", "from_json_file", "get_config_dict"})
+_JSON_LOADERS = frozenset({"load", "loads"})  # json.load / json.loads
+_CONFIG_LOADERS = frozenset({"from_pretrained", "from_json_file", "get_config_dict"})  # transformers' configs
 _CONFIG_DUMPERS = frozenset({"dump", "dumps"})
 _CONFIG_SAVERS = frozenset({"save_pretrained", "to_json_file"})
 _CONFIG_READS = frozenset({"get", "keys", "items", "values", "copy", "to_dict", "to_json_string"})
@@ -119,8 +120,7 @@ def _config_names(tree: ast.AST) -> set[str]:
             if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
                 continue
             value = node.value
-            loaded = isinstance(value, ast.Call) and _call_name(value) in _CONFIG_LOADERS
-            if loaded or (isinstance(value, ast.Name) and value.id in names):
+            if _is_load(value) or (isinstance(value, ast.Name) and value.id in names):
                 names.add(node.targets[0].id)
     return names
 
@@ -130,10 +130,20 @@ def _call_name(call: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
-def _is_dump(call: ast.Call) -> bool:
+def _is_json(call: ast.Call, names: frozenset[str]) -> bool:
+    """`json.<one of names>(...)`."""
     func = call.func
-    return (isinstance(func, ast.Attribute) and func.attr in _CONFIG_DUMPERS and isinstance(func.value, ast.Name)
+    return (isinstance(func, ast.Attribute) and func.attr in names and isinstance(func.value, ast.Name)
             and func.value.id == "json")
+
+
+def _is_load(node: ast.AST) -> bool:
+    """A call that reads a config: `json.load(s)(...)`, `*.from_pretrained(...)`, `*.from_json_file(...)`."""
+    return isinstance(node, ast.Call) and (_is_json(node, _JSON_LOADERS) or _call_name(node) in _CONFIG_LOADERS)
+
+
+def _is_dump(call: ast.Call) -> bool:
+    return _is_json(call, _CONFIG_DUMPERS)
 
 
 def _is_save(name: ast.Name, parents: dict[int, ast.AST]) -> bool:
@@ -173,8 +183,7 @@ def _use(name: ast.Name, parents: dict[int, ast.AST], configs: set[str], keys: s
         return ""  # an alias: `_config_names` follows it
     if isinstance(parent, ast.Assign):  # (re)bound: to a loaded config or an alias, else to something else
         value = parent.value
-        if (isinstance(value, ast.Call) and _call_name(value) in _CONFIG_LOADERS) or (
-                isinstance(value, ast.Name) and value.id in configs):
+        if _is_load(value) or (isinstance(value, ast.Name) and value.id in configs):
             return ""
         return f"it rebinds {name.id} to another value before writing"
     if isinstance(parent, ast.AugAssign):

@@ -120,6 +120,22 @@ def test_config_json_edits_of_metadata_pass(body):
     assert r.status is Status.PASS, r.reason
 
 
+def test_transformers_config_objects_are_read_too():
+    head = BASE + ("python3 - <<'PY'\nfrom transformers import AutoConfig\nc = AutoConfig.from_pretrained(p)\n"
+                   "c.n_layer = 30\nc.save_pretrained(p)\nPY\n")
+    r = run(changed(SCRIPT, BASE, head))
+    assert r.status is Status.FAIL and "rewrites the model's config.json, changing its architecture (n_layer)" in r.reason
+    assert run(changed(SCRIPT, BASE, head.replace("n_layer", "model_type"))).status is Status.PASS
+    r = run(changed(SCRIPT, BASE, head.replace("c.n_layer = 30", "setattr(c, 'n_layer', 30)")))
+    assert r.status is Status.FAIL and r.reason.startswith("cannot decide: ") and "passes c to setattr" in r.reason
+
+
+def test_other_loads_in_the_program_are_not_configs():
+    r = run(changed(SCRIPT, BASE, rewrite("w = torch.load('x.pt')\nw['layers.0'] = 1\nprune(w)",
+                                          "c['architectures'] = ['X']")))
+    assert r.status is Status.PASS, r.reason
+
+
 def test_draft_checkpoint_view_adding_a_token_alias_passes():
     """A real shape (kimik3-dspark-config-compat.sh): a view of a draft checkpoint whose config.json gains the
     `pard_token` alias of its `mask_token_id`, written through a temporary file."""
