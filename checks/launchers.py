@@ -32,10 +32,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import yaml
-
 from .context import Context
 from .shell import Script
+from .yamlload import YamlProblem
 
 IMAGE_VARIABLE = "IMAGE"  # the variable the workflows give a launcher the entry's image in
 
@@ -80,19 +79,30 @@ def launcher_paths(ctx: Context, label: str) -> tuple[str, ...] | None:
     if found is None:
         return None
     try:
-        data = yaml.safe_load(found[1])
-    except yaml.YAMLError:
+        data = ctx.yaml(found[1])
+    except YamlProblem:
         return None
     labels = data.get("labels") if isinstance(data, dict) else None
     names = labels.get(label) if isinstance(labels, dict) else None
     if not isinstance(names, list) or not names:
         return None
     prefixes = dict.fromkeys(str(name).split("_", 1)[0] for name in names if str(name).strip())
-    return tuple(ctx.policy.launcher.format(runner=p) for p in prefixes)
+    return tuple(ctx.policy.launcher.replace("{runner}", p) for p in prefixes)
+
+
+def _maps(ctx: Context) -> dict[str, ContainerMap | None]:
+    return {}  # launcher path -> its container map, filled as the rules ask (one Context's cache)
 
 
 def container_map(ctx: Context, path: str) -> ContainerMap | None:
     """The `containers:` map the launcher at `path` writes (None: not in the snapshot, or it writes none)."""
+    cache = ctx.once(_maps)
+    if path not in cache:
+        cache[path] = _container_map(ctx, path)
+    return cache[path]
+
+
+def _container_map(ctx: Context, path: str) -> ContainerMap | None:
     text = ctx.snap.read(path, "head")
     if text is None:
         return None
