@@ -43,7 +43,7 @@ Deterministic rule:
     passes: head 8c15a0af: `multi-node 8k1k / p1 | ... c1` success,
             `multi-node eval / p1 | ... c128 | eval-only` success,
             `eval / benchmark` skipped, `collect-evals / collect-evals` success
-            (with "note: this PR changes .github/workflows/run-sweep.yml ..."
+            (with "Note: this PR changes .github/workflows/run-sweep.yml ..."
             when it also edits a workflow)
     fails:  the sole commit's `single-node 8k1k / ...` and `eval / ...` are all
             skipped, or its latest `eval / ... c64` attempt failed, or the only
