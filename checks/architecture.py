@@ -17,17 +17,33 @@ check 10's business). A line fails on the first of:
   production — `max_position_embeddings`, `rope_scaling` / `rope_parameters`
   and their YaRN fields (`rope_type`, `type`, `factor`,
   `original_max_position_embeddings`, `beta_fast`, `beta_slow`, `mscale`,
-  `mscale_all_dim`). Anything else, or a value that cannot be read (an
-  unresolved shell variable), fails with the exact flag and value.
+  `mscale_all_dim`). Anything else fails with the exact flag and value.
 - An architecture field set directly: `num_hidden_layers`, `num_layers`,
   `n_routed_experts`, `num_experts`, `num_experts_per_tok`, `moe_topk`,
   `n_shared_experts`, `num_attention_heads`, `num_key_value_heads`,
   `first_k_dense_replace`, `index_topk`, `index_topk_freq`,
   `use_index_cache`, `index_n_heads`, `topk_group`, `n_group` (`_` or `-`).
 - An edit of a model `config.json` (`sed -i`, `jq ... >`, a redirect, `cp`,
-  `mv`, `tee`, or a python heredoc that writes it).
+  `mv`, `tee`, or a python heredoc that writes it, also through
+  `save_pretrained` / `to_json_file`), judged by the keys it
+  changes: an architecture field (`ARCH_CONFIG_KEYS`: the fields above plus
+  widths, head dims, LoRA ranks, MTP layers, sliding window, vocabulary)
+  fails; metadata (`METADATA_CONFIG_KEYS`: `architectures`, `model_type`,
+  `auto_map`, provenance; special-token ids `*_token`, `*_token_id(s)`) and
+  the native RoPE modes above pass, as the same model under another name
+  computes the same FLOPs. The keys are read from the program: a Python
+  heredoc's syntax tree (`python_config_edits`: constant-key assignments,
+  `update`, `setdefault`, `pop`, `del` on a config it loaded and writes
+  back), a `jq` filter's assigned/deleted paths, a `sed` expression's quoted
+  JSON keys. An edit whose keys cannot be read (a key computed at run time,
+  a config handed to another function, a file copied over config.json) or
+  that changes a key that is neither fails as "cannot decide: ...".
 - A computation-skipping switch: a flag or env var combining SKIP with
   LAYER / INDEX / EXPERT / HEAD (e.g. `--skip-indexer-layers`).
+
+An override or edit whose value cannot be read (an unresolved variable) fails
+closed with a reason starting "cannot decide:"; a violation found in the same
+PR is named first.
 
 `--language-model-only` (not loading an unused vision encoder) is not a FLOPs
 reduction of the served text model and is not flagged.
@@ -37,7 +53,10 @@ config (it touches no server args).
 
     passes:  --kv-cache-dtype fp8 --language-model-only
     passes:  --hf-overrides '{"max_position_embeddings": 262144}'
+    passes:  a python heredoc writing a draft checkpoint's config.json with
+             `config["pard_token"] = config["mask_token_id"]` (a token-id alias)
     fails:   --hf-overrides '{"index_topk_freq": 4, "use_index_cache": true}'
+    fails:   a python heredoc writing config.json with `c["num_hidden_layers"] = 30`
 """
 
 from __future__ import annotations
@@ -46,6 +65,8 @@ import re
 from dataclasses import dataclass
 
 from .context import Context
+from .model_config import (ARCH_FIELDS, NATIVE_MODE_KEYS, ConfigEdits, classify_keys, python_config_edits,
+                           shell_config_edits)
 from .result import CheckResult, Finding, Severity, Status
 from .snapshot import ChangedFile
 from .shell import ShellLine, heredoc_bodies
@@ -54,25 +75,18 @@ NUMBER = 8
 NAME = "no architecture hacks"
 RULE = "arch-override"
 
-NATIVE_OVERRIDE_KEYS = frozenset({
-    "max_position_embeddings", "rope_scaling", "rope_parameters", "rope_type", "type", "factor",
-    "original_max_position_embeddings", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
-})
-
 _OVERRIDE = re.compile(
     r"(--hf-overrides|hf[_-]overrides|--json-model-override-args|json[_-]model[_-]override[_-]args)"
     r"(\.[\w.]+)?[\"']?\s*[=:]?\s*(.*)$", re.I)
 _KEYS = re.compile(r"[\"'](\w+)[\"']\s*:")
-_ARCH_FIELDS = ("num_hidden_layers", "num_layers", "n_routed_experts", "num_experts", "num_experts_per_tok",
-                "moe_topk", "n_shared_experts", "num_attention_heads", "num_key_value_heads",
-                "first_k_dense_replace", "index_topk", "index_topk_freq", "use_index_cache", "index_n_heads",
-                "topk_group", "n_group")
-_ARCH_KEY = re.compile(r"(?<![\w-])[\"']?(" + "|".join(f.replace("_", "[_-]") for f in _ARCH_FIELDS)
+
+_ARCH_KEY = re.compile(r"(?<![\w-])[\"']?(" + "|".join(f.replace("_", "[_-]") for f in ARCH_FIELDS)
                        + r")[\"']?\s*[:=]\s*([^,}\s]*)")
 _CONFIG_JSON = re.compile(r"(?<![\w.-])config\.json\b")
-_SHELL_WRITE = re.compile(r"\bsed\s+(?:-[a-zA-Z]*i|--in-place)|\bjq\b[^|]*>|>\s*[\"']?[^\s\"']*config\.json"
+_SHELL_WRITE = re.compile(r"\bsed\s+(?:-[a-zA-Z]*i|--in-place)|\bjq\b.*>|>\s*[\"']?[^\s\"']*config\.json"
                           r"|\btee\b|(?:^|[;&|]\s*)(?:sudo\s+)?(?:cp|mv)\s")
 _PY_WRITE = re.compile(r"json\.dump|\.write_text\(|\.write\(|open\([^)]*[\"'][wa]b?\+?[\"']")
+_CONFIG_SAVE = re.compile(r"\.(?:save_pretrained|to_json_file)\(")  # writes config.json without naming it
 _SWITCH = re.compile(r"--[\w-]+|\b[A-Z][A-Z0-9_]*(?=\s*[=:])")
 _SKIPPED = ("layer", "index", "expert", "head")
 
@@ -82,6 +96,26 @@ class _Hit:
     line: int
     text: str  # the offending flag/value as written
     message: str
+    undecided: bool = False  # evidence that cannot be read or decided (the message starts "cannot decide:")
+
+
+def _undecided(text: str, why: str) -> _Hit:
+    return _Hit(0, text, f"cannot decide: {why}", True)
+
+
+def _config_edit(text: str, edits: ConfigEdits, what: str) -> _Hit | None:
+    """The finding for a config.json edit, judged by the keys it changes (None: metadata only)."""
+    if edits.undecided:
+        return _undecided(text, f"{what} the model's config.json and {edits.undecided}; serve the checkpoint's "
+                                "native config, or change only metadata keys in a form this check reads")
+    arch, unknown = classify_keys(edits.keys)
+    if arch:
+        return _Hit(0, text, f"{what} the model's config.json, changing its architecture ({', '.join(arch)}); "
+                             "serve the checkpoint's native config")
+    if unknown:
+        return _undecided(text, f"{what} the model's config.json, changing {', '.join(unknown)}, which is neither "
+                                "a known architecture field nor metadata; serve the checkpoint's native config")
+    return None
 
 
 def _in_scope(ctx: Context, f: ChangedFile) -> bool:
@@ -105,15 +139,17 @@ def _override(ln: ShellLine) -> _Hit | None:
     resolved = (expanded.group(3).strip().strip("'\"") if expanded else value).replace('\\"', '"')
     keys = ([dotted.lstrip(".").split(".")[0]] if dotted else []) + _KEYS.findall(resolved)
     shown = f"{flag}{dotted or ''} {value}".strip()
-    if keys and all(k in NATIVE_OVERRIDE_KEYS for k in keys):
+    if keys and all(k in NATIVE_MODE_KEYS for k in keys):
         return None
     if keys:
-        bad = sorted({k for k in keys if k not in NATIVE_OVERRIDE_KEYS})
+        bad = sorted({k for k in keys if k not in NATIVE_MODE_KEYS})
         why = f"overrides the model config ({', '.join(bad)}), which is not a native mode"
     else:
-        why = "overrides the model config with a value that cannot be shown to be a native mode"
+        return _undecided(shown, f"`{shown}` overrides the model config with a value this check cannot read (an "
+                                 "unresolved variable?), so it cannot be shown to be a native mode; write the "
+                                 f"override literally (allowed: {', '.join(sorted(NATIVE_MODE_KEYS))})")
     return _Hit(0, shown, f"`{shown}` {why}; remove it and serve the model's native architecture "
-                          f"(allowed: {', '.join(sorted(NATIVE_OVERRIDE_KEYS))})")
+                          f"(allowed: {', '.join(sorted(NATIVE_MODE_KEYS))})")
 
 
 def _line_hit(ln: ShellLine) -> _Hit | None:
@@ -129,7 +165,7 @@ def _line_hit(ln: ShellLine) -> _Hit | None:
         return _Hit(0, shown, f"`{shown}` changes the model architecture ({m.group(1)}); "
                               "serve the checkpoint's native layers/experts/heads")
     if _CONFIG_JSON.search(code) and _SHELL_WRITE.search(code):
-        return _Hit(0, code.strip(), "edits the model's config.json before serving; serve the checkpoint's native config")
+        return _config_edit(code.strip(), shell_config_edits(code), "edits")
     for m in _SWITCH.finditer(code):
         token = m.group(0).lower()
         if "skip" in token and any(part in token for part in _SKIPPED):
@@ -155,19 +191,23 @@ def _scan(ctx: Context, f: ChangedFile) -> list[_Hit]:
                 continue
             heredocs_done.add(doc.start)
             body = bodies[doc.start]
-            target = next((b for b in body if _CONFIG_JSON.search(b.code)), None)
-            if target is not None and any(_PY_WRITE.search(b.code) or _SHELL_WRITE.search(b.code) for b in body):
-                hits.append(_Hit(target.number, target.code.strip(),
-                                 "rewrites the model's config.json before serving; serve the checkpoint's native config"))
-                continue
+            target = next((b for b in body if _CONFIG_JSON.search(b.code) or _CONFIG_SAVE.search(b.code)), None)
+            if target is not None and any(_PY_WRITE.search(b.code) or _SHELL_WRITE.search(b.code)
+                                          or _CONFIG_SAVE.search(b.code) for b in body):
+                edits = (python_config_edits("\n".join(b.code if doc.quoted else b.expanded for b in body))
+                         if doc.python else ConfigEdits(set(), "the heredoc is not a Python program this check reads"))
+                hit = _config_edit(target.code.strip(), edits, "rewrites")
+                if hit is not None:
+                    hits.append(_Hit(target.number, hit.text, hit.message, hit.undecided))
+                    continue
             for b in body:
                 hit = _line_hit(b) if b.number in added else None
                 if hit is not None:
-                    hits.append(_Hit(b.number, hit.text, hit.message))
+                    hits.append(_Hit(b.number, hit.text, hit.message, hit.undecided))
             continue
         hit = _line_hit(ln)
         if hit is not None:
-            hits.append(_Hit(n, hit.text, hit.message))
+            hits.append(_Hit(n, hit.text, hit.message, hit.undecided))
     return hits
 
 
@@ -176,9 +216,17 @@ def check(ctx: Context) -> CheckResult:
     if not files:
         return CheckResult(NUMBER, NAME, Status.NA,
                            "the PR changes no benchmark script, recipe, launcher or master config (no server args)")
-    findings = tuple(sorted(Finding(f.path, h.line, RULE, Severity.ERROR, h.message) for f in files for h in _scan(ctx, f)))
+    hits = sorted(((f.path, h) for f in files for h in _scan(ctx, f)),
+                  key=lambda fh: (fh[1].undecided, fh[0], fh[1].line, fh[1].message))
+    findings = tuple(sorted({Finding(path, h.line, RULE, Severity.ERROR, h.message) for path, h in hits}))
     if not findings:
         return CheckResult(NUMBER, NAME, Status.PASS,
-                           "no architecture overrides (--hf-overrides, --json-model-override-args, model-config "
-                           "edits, trimmed layers/experts/heads, skipped computation) in the added server args")
-    return CheckResult.failed(NUMBER, NAME, findings)
+                           "no architecture overrides (--hf-overrides, --json-model-override-args, config.json "
+                           "edits of architecture fields, trimmed layers/experts/heads, skipped computation) in "
+                           "the added server args")
+    path, first = hits[0]  # a violation before what cannot be decided
+    more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+    where = f"{path}:{first.line}"
+    reason = (f"cannot decide: {where} {first.message.removeprefix('cannot decide: ')}" if first.undecided
+              else f"{where} {first.message}")
+    return CheckResult(NUMBER, NAME, Status.FAIL, reason + more, findings)

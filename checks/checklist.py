@@ -5,7 +5,9 @@ current `docs/PR_REVIEW_CHECKLIST.md`; this check verifies it. The template is
 the checklist under the "Template" heading of that file on the base branch tip
 (`Policy.checklist`): its fenced code block, or the section's text when it has
 none. It is parsed exactly as a sign-off is (`checks.signoff`), so template and
-sign-off items are read by one grammar. A missing file or template fails closed.
+sign-off items are read by one grammar. No checklist file on the base branch:
+there is no template to hold the sign-off to (N/A, says so). A file without a
+"Template" heading or without items under it fails closed ("cannot decide").
 
 Deterministic matching (wording may drift, items may not go missing):
 
@@ -26,15 +28,27 @@ Deterministic matching (wording may drift, items may not go missing):
 PASS when every template item corresponds to a sign-off item that is checked,
 or unchecked but explained. "Explained" means: the additional detail section
 holds more than the template's placeholder ("- insert any additional info
-here"), and it mentions the item: it shares a word stem (the first 6 letters
-of a word of 5+ letters) with the item's group (a top-level item and its
-sub-items) that no other group of the template uses. An unchecked sub-item is
-explained through its group, so "single-node recipe publication: not
-applicable" covers the recipe item and its "I linked the upstream PR" sub-item.
-Extra sign-off items the template no longer has are ignored.
+here"), and it mentions the item's group (a top-level item and its sub-items),
+on word stems (the first 6 letters of a word of 5+ letters, function words
+dropped), in either of two ways:
+
+- the section shares a stem with the group that no other group uses; or
+- one of its lines describes the group best: each stem used by at most half
+  the groups weighs log(groups / groups using it), and the line explains the
+  group(s) of which it mentions the largest share of total weight. So an
+  item whose every word recurs in other items (the evals item: "passes",
+  "evals" recur in the architecture item, "Please link to GitHub Action
+  workflow" in the validation item) is explained by "- Evals: not run, a
+  docs-only PR", which mentions more of it than of any other.
+
+An unchecked sub-item is explained through its group, so "single-node recipe
+publication: not applicable" covers the recipe item and its "I linked the
+upstream PR" sub-item. Extra sign-off items the template no longer has are
+ignored.
 
 Passing:  every current item present and `[x]`, or `[ ]` with
-          "The golden-AL item is not applicable: ..." in the detail section.
+          "The golden-AL item is not applicable: ..." (or, for the evals
+          item, "- Evals: not applicable, docs-only PR") in the detail section.
 Failing:  a sign-off copied from an older template that lacks "Verified that
           speculative decoding PRs uses chat templates ..." (stale copy).
 """
@@ -42,7 +56,9 @@ Failing:  a sign-off copied from an older template that lacks "Verified that
 from __future__ import annotations
 
 import difflib
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from . import signoff
@@ -85,15 +101,18 @@ def check(ctx: Context) -> CheckResult:
     path = ctx.policy.checklist
     text = ctx.snap.policy.get(path)
     if text is None:
-        return _fail(f"{path} is missing on the base branch; the sign-off cannot be checked against the template")
+        return CheckResult(NUMBER, NAME, Status.NA,
+                           f"{path} is not on the base branch: there is no checklist template to hold the sign-off to")
     found = _template(text)
     if found is None:
-        return _fail(f"{path} has no \"Template\" heading; the sign-off cannot be checked against the template")
+        return _fail(f"cannot decide: {path} has no \"Template\" heading, so the sign-off cannot be checked against "
+                     f"the template")
     block, first_line = found
     template = signoff.parse(Comment(0, "template", "", "", block, ""))
     items = _template_items(template.items, first_line)
     if not items:
-        return _fail(f"{path} has no checklist items under its \"Template\" heading; the sign-off cannot be checked")
+        return _fail(f"cannot decide: {path} has no checklist items under its \"Template\" heading, so the sign-off "
+                     f"cannot be checked")
     vocabulary = sorted({w for t in items for w in t.words})
     typos: dict[str, str] = {}
     signed = [_words(i.text, vocabulary, typos) for i in sign.items]
@@ -225,21 +244,39 @@ def _stems(words) -> set[str]:
 
 
 def _explained_groups(items: list[_TemplateItem], placeholder: str, detail: str) -> set[int]:
-    """Groups whose distinctive stems the (filled-in) additional detail section mentions."""
+    """Groups the (filled-in) additional detail section mentions: by a stem no other group uses, or as the group a
+    line describes best (`_best_described`)."""
     template_lines = {_normalize(line) for line in placeholder.splitlines()}
     filled = [n for n in (_normalize(line) for line in detail.splitlines()) if n and n not in template_lines]
-    mentioned = _stems(w for line in filled for w in line.split())
-    if not mentioned:
+    if not filled:
         return set()
     by_group: dict[int, set[str]] = {}
     for t in items:
         by_group.setdefault(t.group, set()).update(_stems(t.words))
-    explained = set()
-    for group, stems in by_group.items():
-        others = set().union(*(s for g, s in by_group.items() if g != group))
-        if (stems - others) & mentioned:
-            explained.add(group)
+    used_by = Counter(s for stems in by_group.values() for s in stems)
+    mentioned = _stems(w for line in filled for w in line.split())
+    explained = {group for group, stems in by_group.items() if any(used_by[s] == 1 for s in stems & mentioned)}
+    weight = {s: math.log(len(by_group) / n) for s, n in used_by.items() if n <= len(by_group) / 2}
+    for line in filled:
+        explained |= _best_described(by_group, weight, _stems(line.split()))
     return explained
+
+
+def _best_described(by_group: dict[int, set[str]], weight: dict[str, float], stems: set[str]) -> set[int]:
+    """The group(s) one detail line describes best: the highest share of a group's stem weight it mentions.
+
+    A stem weighs log(groups / groups using it), and only stems used by at most half the groups weigh anything
+    (a word most items share, like "verified", says nothing about which one a line means). The share is the
+    line's weight over the group's total, so an item whose every word recurs in longer items ("passes evals",
+    also in the architecture item) is still the one "evals: not run" is about.
+    """
+    scores: dict[int, float] = {}
+    for group, group_stems in by_group.items():
+        said = sum(weight.get(s, 0.0) for s in group_stems & stems)
+        if said > 0:
+            scores[group] = round(said / sum(weight.get(s, 0.0) for s in group_stems), 9)
+    best = max(scores.values(), default=0.0)
+    return {group for group, score in scores.items() if score == best}
 
 
 def _short(item: _TemplateItem, limit: int = 60) -> str:

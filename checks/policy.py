@@ -10,6 +10,7 @@ overrides any of them in `.github/signoff-bot.yml` on its base branch, e.g.:
     established_skus: [h100, h200, b200]
     block_self_signoff: true
     lint: blocking          # recipe lint errors block the sign-off (default: advice)
+    workflow_changes: blocking  # a PR that edits workflows fails check 1 (default: a note)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass, fields, replace
 import yaml
 
 CONFIG_PATH = ".github/signoff-bot.yml"
-_CHOICES = {"lint": ("advice", "blocking")}
+_CHOICES = {"lint": ("advice", "blocking"), "workflow_changes": ("note", "blocking")}
 _BENCHMARK_DIRS = ("benchmarks/", "runners/", ".github/workflows/", ".github/actions/")
 
 
@@ -48,10 +49,16 @@ class Policy:
     changelog: str = "perf-changelog.yaml"
     # `CONFIG_FILE=recipes/...` in a master config names a file under this directory.
     recipe_root: str = "benchmarks/multi_node/srt-slurm-recipes"
+    # The runner labels of master entries (`labels: {label: [runner, ...]}`), and the launcher a runner runs
+    # (the workflows run `runners/launch_${RUNNER_NAME%%_*}.sh`): see `checks.launchers`.
+    runner_labels: tuple[str, ...] = ("configs/runners.yaml", ".github/configs/runners.yaml")
+    launcher: str = "runners/launch_{runner}.sh"
     block_self_signoff: bool = False
     advisory: bool = False
     # "advice": recipe lint findings are posted but never change the sign-off verdict; "blocking": they do.
     lint: str = "advice"
+    # "note": check 1 notes a PR that edits its own workflows (the spec has no rule against it); "blocking": it FAILs.
+    workflow_changes: str = "note"
 
     @classmethod
     def from_yaml(cls, text: str | None) -> tuple["Policy", str | None]:

@@ -60,18 +60,30 @@ KV_OFFLOAD_BACKEND from the point; every value a branch may produce is
 compared. Its model is the launch's literal model, else the entry's
 `model` (the runner passes it as MODEL and stages it at MODEL_PATH). A
 changed entry without a changed script is compared on model, TP, EP and
-DP-attention. Fails closed, naming why: a script no entry runs, a script
-that launches nothing for its points, a MAJOR value the script and
-config do not determine, an entry or recipe that does not parse.
+DP-attention. Fails closed where the evidence exists but cannot be read or
+decided, with a reason starting "cannot decide:" and naming why: a script
+no entry runs, a script that launches nothing for its points, a MAJOR value
+the script and config do not determine, an entry or recipe that does not
+parse, a linked document that was not fetched or could not be read.
 
-Applicability. N/A when the PR changes no single-node vLLM/SGLang launch
-script and no single-node vLLM/SGLang master-config entry: a purely
-multi-node/disaggregated PR (`benchmarks/multi_node/**`, `multinode:
-true`, `disagg: true`, dynamo-* or *-disagg frameworks) says so, and so
-does one whose single-node entries use other frameworks (atom, trt, ...),
-which the upstream sources do not document. When a PR has both parts,
-only the single-node part is judged.
+Applicability. Only multi-node/disaggregated changes are exempt by the
+spec: a purely multi-node/disaggregated PR (`benchmarks/multi_node/**`,
+`multinode: true`, `disagg: true`, dynamo-* or *-disagg frameworks) is N/A
+and says so. Single-node entries of other frameworks (atom, trt, ...) are
+exempt only where the base checklist (`Policy.checklist`) narrows its recipe
+item to vLLM/SGLang: its first item naming a "single-node ... recipe" names
+frameworks between the two words ("every single-node vLLM/SGLang recipe"),
+and all of them are vLLM or SGLang. Then such a PR is N/A, naming the item;
+otherwise (no checklist, no such item, or an item for every single-node
+recipe) their changed entries are judged as the vLLM/SGLang ones are, on
+model, TP, EP and DP-attention, and a recipe that documents only another
+engine does not match. Launch scripts are read for `vllm serve` and SGLang
+launches only. When a PR has both parts, only the single-node part is
+judged.
 
+    N/A:    a PR adding only a single-node `framework: atom` entry, under the
+            checklist item "Verified that every single-node vLLM/SGLang recipe
+            in this PR is documented ...".
     passes: sign-off detail "- vLLM recipe: https://github.com/vllm-project/recipes/pull/673"
             (#673 merged; models/moonshotai/Kimi-K2.5.yaml serves amd/Kimi-K2.5-MXFP4 with
             --kv-cache-dtype fp8 for mi355x, TP8 and a TP4 reproduction command), script
@@ -164,12 +176,45 @@ def _upstream_mentions(links: tuple[str, ...]) -> list[str]:
 # Scope: the single-node part of the PR
 # ---------------------------------------------------------------------------
 
+_SINGLE_NODE_RECIPE = re.compile(r"\bsingle[- ]node\b(.{0,80}?)\brecipes?\b", re.I)
+_NAME_SEPARATORS = re.compile(r"\s*(?:/|,|&|\band\b|\bor\b)\s*", re.I)
+
+
+@dataclass(frozen=True)
+class _RecipeItem:
+    """The base checklist's recipe item, and whether it covers vLLM/SGLang recipes only."""
+
+    where: str  # "<checklist path>:<line>"
+    engines_only: bool
+
+
+def _recipe_item(ctx: Context) -> _RecipeItem | None:
+    """The first checklist item naming a "single-node ... recipe"; None without a checklist or such an item.
+
+    It covers vLLM/SGLang only when the words between "single-node" and "recipe" name frameworks and every
+    one of them is vLLM or SGLang ("every single-node vLLM/SGLang recipe").
+    """
+    found = ctx.policy_file(ctx.policy.checklist)
+    if found is None:
+        return None
+    path, text = found
+    for item in signoff.parse(Comment(0, "checklist", "", "", text, "")).items:
+        m = _SINGLE_NODE_RECIPE.search(re.sub(r"!?\[([^\[\]]*)\]\([^()]*\)", r"\1", item.text))
+        if m is None:
+            continue
+        qualifier = m.group(1).replace("*", "").replace("`", "").strip()
+        names = {n.lower() for n in _NAME_SEPARATORS.split(qualifier) if n}
+        return _RecipeItem(f"{path}:{item.line}", bool(names) and names <= set(ENGINES))
+    return None
+
+
 @dataclass(frozen=True)
 class _Scope:
     scripts: tuple[tuple[ChangedFile, str], ...]  # changed single-node launch scripts, with their engine
-    entries: tuple[EntryChange, ...]  # changed single-node vLLM/SGLang entries (parsed or not)
+    entries: tuple[EntryChange, ...]  # changed single-node entries in scope (parsed or not)
     multinode: tuple[str, ...]  # evidence of a multi-node/disagg part
-    other: tuple[str, ...]  # frameworks of single-node entries outside vLLM/SGLang
+    other: tuple[str, ...]  # frameworks of single-node entries outside vLLM/SGLang that the checklist exempts
+    exempting: str = ""  # "<checklist>:<line>" of the recipe item that exempts them
 
     @property
     def applies(self) -> bool:
@@ -202,11 +247,13 @@ def _scope(ctx: Context) -> _Scope:
             if engines:
                 scripts.append((f, engines[0]))
     entries, other = [], []
+    item = _recipe_item(ctx)
+    exempt = item is not None and item.engines_only
     for change in ctx.changed_entries:
         if change.status == "removed":
             continue
         kind, framework = _entry_kind(change, ctx)
-        if kind == "single":
+        if kind == "single" or (kind == "other" and not exempt):
             entries.append(change)
         elif kind == "other":
             other.append(framework)
@@ -215,7 +262,8 @@ def _scope(ctx: Context) -> _Scope:
             multi += [m for m in ("multinode: true" if head.get("multinode") is True else "",
                                   "disagg: true" if head.get("disagg") is True else "", framework)
                       if m and m not in multi]
-    return _Scope(tuple(scripts), tuple(entries), tuple(multi), tuple(sorted(set(other))))
+    return _Scope(tuple(scripts), tuple(entries), tuple(multi), tuple(sorted(set(other))),
+                  item.where if other and item is not None else "")
 
 
 # ---------------------------------------------------------------------------
@@ -302,7 +350,8 @@ def _merge_args(args: list[serverargs.Arg]) -> tuple[serverargs.Arg, ...]:
 def _script_subjects(ctx: Context, f: ChangedFile, engine: str,
                      paired: tuple[str, str, dict] | None) -> list[_Subject]:
     if paired is None:
-        return [_problem(f.path, f"no {engine} master-config entry matches {f.path} by model prefix, precision "
+        return [_problem(f.path, f"cannot decide: no {engine} master-config entry matches {f.path} by model "
+                                 "prefix, precision "
                                  "and SKU, so the model and parallelism it serves cannot be resolved; add or fix "
                                  "the entry")]
     _cpath, key, entry = paired
@@ -316,8 +365,8 @@ def _script_subjects(ctx: Context, f: ChangedFile, engine: str,
     commands = [serverargs.server_args(l) for env in envs for l in script.launches(env)]
     commands = [c for c in commands if not c.multinode and c.engine == engine]
     if not commands:
-        return [_problem(f.path, f"{f.path} reaches no single-node {engine} launch for any search-space point of "
-                                 f"{key}; its server args cannot be compared with a recipe")]
+        return [_problem(f.path, f"cannot decide: {f.path} reaches no single-node {engine} launch for any "
+                                 f"search-space point of {key}; its server args cannot be compared with a recipe")]
     by_model: dict[str, list[serverargs.ServerArgs]] = {}
     entry_model = str(entry.get("model") or "")
     for cmd in commands:
@@ -338,7 +387,7 @@ def _problem(path: str, why: str) -> _Subject:
 def _entry_subject(change: EntryChange) -> _Subject:
     entry = change.head
     if entry is None:
-        return _problem(change.path, f"{change.path}:{change.line} entry {change.key} does not parse"
+        return _problem(change.path, f"cannot decide: {change.path}:{change.line} entry {change.key} does not parse"
                                      f"{f' ({change.error.message})' if change.error else ''}; "
                                      "it cannot be compared with a recipe")
     engine = str(entry.get("framework") or "")
@@ -389,10 +438,11 @@ def _status_problem(t: UpstreamTarget, doc: UpstreamDoc | None) -> str | None:
     """Why the linked document does not count as merged/published upstream documentation."""
     name = f"{t.repo}#{t.number}" if t.kind == "pull" else t.url
     if doc is None:
-        return f"{name} was not fetched, so its merge status cannot be verified"
+        return f"cannot decide: {name} was not fetched, so its merge status cannot be verified"
     if doc.error:
         what = "merge status" if t.kind == "pull" else "publication"
-        return f"{name} could not be read ({doc.error}), so its {what} and server args cannot be verified"
+        return (f"cannot decide: {name} could not be read ({doc.error}), so its {what} and server args cannot be "
+                "verified")
     if t.kind != "pull":
         return None
     if doc.draft:
@@ -402,7 +452,7 @@ def _status_problem(t: UpstreamTarget, doc: UpstreamDoc | None) -> str | None:
     if not doc.merged:
         return f"{name} is open, not merged ({t.url})"
     if not doc.merged_at:
-        return f"{name} reports merged without a merge date, so the merge cannot be verified ({t.url})"
+        return f"cannot decide: {name} reports merged without a merge date, so the merge cannot be verified ({t.url})"
     return None
 
 
@@ -434,6 +484,7 @@ class _Linked:
 class _Verdict:
     problem: str = ""  # a blocking finding about the subject as a whole
     mismatches: tuple[str, ...] = ()
+    undetermined: tuple[str, ...] = ()  # MAJOR args whose value the script and config do not determine
     matched: tuple[str, ...] = ()  # "--tensor-parallel-size 4/8", ...
     tuning: tuple[str, ...] = ()  # flags the recipe does not document with the script's value
 
@@ -453,14 +504,15 @@ def _judge(subject: _Subject, linked: list[_Linked], labels: str) -> _Verdict:
     recipes = [serverargs.recipe(path, text, subject.sku) for item in linked for path, text in item.files]
     broken = [r.error for r in recipes if r.error]
     if broken:
-        return _Verdict(problem=f"{broken[0]}; the recipe cannot be verified")
+        return _Verdict(problem=f"cannot decide: {broken[0]}; the recipe cannot be verified")
     model = subject.model.lower()
     where = f"{subject.path}:{subject.model_line}"
     serving = [r for r in recipes if model in (m.lower() for m in r.models)]
     if not serving:
         files = ", ".join(path for item in linked for path, _text in item.files)
         if not any(r.models for r in recipes):
-            return _Verdict(problem=f"{labels} ({files}) has no serve command or model this bot can read, so it "
+            return _Verdict(problem=f"cannot decide: {labels} ({files}) has no serve command or model this bot "
+                                    "can read, so it "
                                     f"cannot be verified to document {subject.model} ({where}); link the recipe "
                                     "page or PR whose file serves it")
         return _Verdict(problem=f"{labels} ({files}) documents {_models_shown(recipes, subject.precision)}, not "
@@ -480,6 +532,7 @@ def _judge(subject: _Subject, linked: list[_Linked], labels: str) -> _Verdict:
         return _Verdict(problem=f"{labels} documents {subject.model} {why} ({where}); "
                                 f"link the merged recipe that documents it")
     mismatches: list[str] = []
+    undetermined: list[str] = []
     matched: dict[str, list[str]] = {}
     tuning: list[str] = []
     for arg in subject.args:
@@ -492,8 +545,7 @@ def _judge(subject: _Subject, linked: list[_Linked], labels: str) -> _Verdict:
                     tuning.append(arg.flag)
             continue
         if not arg.known:
-            mismatches.append(f"{subject.path}:{arg.line} {arg.flag} (its value is not determined by the script "
-                              "or its master-config entry)")
+            undetermined.append(f"{subject.path}:{arg.line} {arg.flag}")
             continue
         unset_ok = any(arg.key not in s.args or serverargs.is_default(
             arg.key, serverargs.canonical(arg.key, s.args[arg.key], subject.precision)) for s in complete)
@@ -507,7 +559,7 @@ def _judge(subject: _Subject, linked: list[_Linked], labels: str) -> _Verdict:
             shown = sorted(set(documented.values()))
             recipe_says = f"recipe: {', '.join(shown)}" if shown else "recipe leaves it at the default"
             mismatches.append(f"{subject.path}:{arg.line} {arg.show(value)} ({recipe_says})")
-    return _Verdict(mismatches=tuple(dict.fromkeys(mismatches)),
+    return _Verdict(mismatches=tuple(dict.fromkeys(mismatches)), undetermined=tuple(dict.fromkeys(undetermined)),
                     matched=tuple(f"{label} {'/'.join(values)}" for label, values in matched.items() if values),
                     tuning=tuple(tuning))
 
@@ -548,8 +600,8 @@ def check(ctx: Context) -> CheckResult:
             return _result(Status.NA, f"disaggregated/multi-node submission ({', '.join(scope.multinode)}); "
                                       "the recipe-link requirement applies to single-node recipes only")
         if scope.other:
-            return _result(Status.NA, f"single-node changes are {', '.join(scope.other)} only; the recipe-link "
-                                      "requirement covers vLLM/SGLang recipes")
+            return _result(Status.NA, f"single-node changes are {', '.join(scope.other)} only; the checklist's "
+                                      f"recipe item ({scope.exempting}) covers vLLM/SGLang recipes only")
         return _result(Status.NA, "PR changes no single-node vLLM/SGLang benchmark script or master-config entry")
     suffix = " (multi-node part not assessed)" if scope.multinode else ""
     sign = ctx.signoff
@@ -589,13 +641,17 @@ def check(ctx: Context) -> CheckResult:
         verdict = _judge(subject, linked, labels)
         if verdict.problem:
             failures.append(verdict.problem)
-        elif verdict.mismatches:
+            continue
+        if verdict.undetermined:
+            failures.append(f"cannot decide: the value of MAJOR arg {', '.join(verdict.undetermined)} is not "
+                            "determined by the script or its master-config entry; set it explicitly")
+        if verdict.mismatches:
             more = len(verdict.mismatches) - MAX_LISTED
             failures.append(f"MAJOR args missing from or contradicting {labels} for {subject.model} on "
                             f"{subject.sku}: " + "; ".join(verdict.mismatches[:MAX_LISTED])
                             + (f" (+{more} more)" if more > 0 else "")
                             + "; match the recipe or get these args into the merged upstream recipe")
-        else:
+        if not verdict.undetermined and not verdict.mismatches:
             more = len(verdict.tuning) - MAX_LISTED
             tuning = (f"; InferenceX-only knobs (informational): {', '.join(verdict.tuning[:MAX_LISTED])}"
                       + (f" (+{more} more)" if more > 0 else "") if verdict.tuning else "")

@@ -32,17 +32,23 @@ Deterministic rule:
 - `passing_run` hands Check 2 that commit and the newest workflow run (highest
   run id) behind its green eval lanes.
 - A PR that changes a workflow or a composite action (`.github/workflows/**`,
-  `.github/actions/**`) fails: on `pull_request` GitHub runs the workflows of
-  the PR's own commit, so its check-runs and artifacts would be evidence the
-  PR wrote about itself (a workflow edited to report every lane green). The
-  workflow change merges on its own first, then the sweep vouches for the rest.
+  `.github/actions/**`) gets a note on this row: on `pull_request` GitHub runs
+  the workflows of the PR's own commit, so its check-runs and artifacts are
+  evidence the PR wrote about itself (a workflow edited to report every lane
+  green). The spec has no rule against such a PR, so the note does not change
+  the outcome; a repository that wants one sets `workflow_changes: blocking`
+  in `.github/signoff-bot.yml`, and then the row fails: the workflow change
+  merges on its own first, then the sweep vouches for the rest.
 
     passes: head 8c15a0af: `multi-node 8k1k / p1 | ... c1` success,
             `multi-node eval / p1 | ... c128 | eval-only` success,
             `eval / benchmark` skipped, `collect-evals / collect-evals` success
+            (with "Note: this PR changes .github/workflows/run-sweep.yml ..."
+            when it also edits a workflow)
     fails:  the sole commit's `single-node 8k1k / ...` and `eval / ...` are all
             skipped, or its latest `eval / ... c64` attempt failed, or the only
-            green sweep ran on a commit that was force-pushed out
+            green sweep ran on a commit that was force-pushed out, or (under
+            `workflow_changes: blocking`) the PR edits a workflow
 """
 
 from __future__ import annotations
@@ -162,21 +168,28 @@ def passing_run(ctx: Context) -> tuple[str, int | None] | None:
 SELF_ATTESTING = (".github/workflows/", ".github/actions/")
 
 
-def check(ctx: Context) -> CheckResult:
+def _own_workflows(ctx: Context) -> str:
+    """"<first changed workflow> (+N more)", or "" when the PR changes no workflow or composite action."""
     own = sorted(f.path for f in ctx.snap.files if f.path.startswith(SELF_ATTESTING)
                  or (f.previous_path or "").startswith(SELF_ATTESTING))
-    if own:
-        more = f" (+{len(own) - 1} more)" if len(own) > 1 else ""
+    return f"{own[0]}{f' (+{len(own) - 1} more)' if len(own) > 1 else ''}" if own else ""
+
+
+def check(ctx: Context) -> CheckResult:
+    own = _own_workflows(ctx)
+    if own and ctx.policy.workflow_changes == "blocking":
         return CheckResult(NUMBER, NAME, Status.FAIL,
-                           f"this PR changes {own[0]}{more}: its sweep ran the PR's own workflows, so their "
-                           f"check-runs and artifacts cannot vouch for it. Merge the workflow change in a PR of "
-                           f"its own first, then re-run the sweep")
+                           f"this PR changes {own}: its sweep ran the PR's own workflows, so their check-runs and "
+                           f"artifacts cannot vouch for it (`workflow_changes: blocking`). Merge the workflow change "
+                           f"in a PR of its own first, then re-run the sweep")
+    note = (f" Note: this PR changes {own}, so its sweep ran the PR's own workflows; review that change "
+            f"(`workflow_changes: blocking` in .github/signoff-bot.yml makes this a FAIL)." if own else "")
     sweep = passing_commit(ctx)
     if sweep is None:
-        return CheckResult(NUMBER, NAME, Status.FAIL, f"{ROOT_ISSUE} {_why_not(ctx)}. {FIX}")
+        return CheckResult(NUMBER, NAME, Status.FAIL, f"{ROOT_ISSUE} {_why_not(ctx)}. {FIX}{note}")
     where = "PR head" if sweep.sha == ctx.snap.pr.head_sha else "in-PR commit"
     return CheckResult(NUMBER, NAME, Status.PASS,
-                       f"{where} {sweep.sha[:8]} carries {_counts(sweep)} check-runs {_runs(sweep)}.")
+                       f"{where} {sweep.sha[:8]} carries {_counts(sweep)} check-runs {_runs(sweep)}.{note}")
 
 
 def _counts(sweep: CommitSweep) -> str:

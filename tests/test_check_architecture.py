@@ -45,10 +45,11 @@ def test_indexer_skipping_hf_override_fails_with_exact_value_and_line():
     assert r.reason.startswith(f"{SCRIPT}:4 ")
 
 
-def test_override_from_an_unresolvable_variable_fails():
+def test_override_from_an_unresolvable_variable_cannot_be_decided():
     head = 'HF="$1"\n' + BASE + '  --hf-overrides "$HF"\n'
     r = run(changed(SCRIPT, BASE, head))
     assert r.status is Status.FAIL and "cannot be shown to be a native mode" in r.findings[0].message
+    assert r.reason.startswith(f"cannot decide: {SCRIPT}:5 `--hf-overrides $HF`")
 
 
 def test_override_resolved_from_a_variable():
@@ -81,11 +82,126 @@ def test_config_json_edit_fails():
     assert r.status is Status.FAIL and r.findings[0].line == 4
 
 
-def test_python_heredoc_rewriting_config_json_fails():
-    head = BASE + "python3 - <<'PY'\nimport json\nc = json.load(open(p + '/config.json'))\n" \
-                  "json.dump(c, open(p + '/config.json', 'w'))\nPY\n"
-    r = run(changed(SCRIPT, BASE, head))
+def rewrite(*body: str) -> str:
+    """BASE plus a python heredoc that loads config.json, runs `body` and writes it back (loaded on line 6)."""
+    return BASE + "python3 - <<'PY'\nimport json\nc = json.load(open(p + '/config.json'))\n" + "".join(
+        f"{line}\n" for line in body) + "json.dump(c, open(p + '/config.json', 'w'))\nPY\n"
+
+
+def test_python_heredoc_trimming_layers_in_config_json_fails():
+    r = run(changed(SCRIPT, BASE, rewrite("c['num_hidden_layers'] = 30")))
     assert r.status is Status.FAIL and r.findings[0].line == 6
+    assert "changing its architecture (num_hidden_layers)" in r.findings[0].message
+    assert r.reason.startswith(f"{SCRIPT}:6 rewrites the model's config.json")
+
+
+@pytest.mark.parametrize("body, key", [
+    ("c.update({'n_routed_experts': 64})", "n_routed_experts"),
+    ("c.update(num_attention_heads=32)", "num_attention_heads"),
+    ("c['rope_scaling']['factor'] = 2\nc.setdefault('index_topk', 512)", "index_topk"),
+    ("del c['first_k_dense_replace']", "first_k_dense_replace"),
+    ("d = c\nd['num_experts_per_tok'] = 4", "num_experts_per_tok"),
+    ("c.pop('moe_intermediate_size')", "moe_intermediate_size"),
+])
+def test_every_way_of_changing_an_architecture_key_is_read(body, key):
+    r = run(changed(SCRIPT, BASE, rewrite(body)))
+    assert r.status is Status.FAIL and f"({key})" in r.findings[0].message and not r.reason.startswith("cannot")
+
+
+@pytest.mark.parametrize("body", [
+    "",  # read and written back unchanged
+    "c['architectures'] = ['DeepseekV3ForCausalLM']\nc['model_type'] = 'deepseek_v3'",
+    "c['pard_token'] = c.get('mask_token_id')\nc.update({'eos_token_id': 2})",
+    "c['rope_scaling'] = {'rope_type': 'yarn', 'factor': 4}\nc['max_position_embeddings'] = 262144",
+    "if 'auto_map' in c:\n    print(len(c), sorted(c.keys()))",
+])
+def test_config_json_edits_of_metadata_pass(body):
+    r = run(changed(SCRIPT, BASE, rewrite(body)))
+    assert r.status is Status.PASS, r.reason
+
+
+def test_transformers_config_objects_are_read_too():
+    head = BASE + ("python3 - <<'PY'\nfrom transformers import AutoConfig\nc = AutoConfig.from_pretrained(p)\n"
+                   "c.n_layer = 30\nc.save_pretrained(p)\nPY\n")
+    r = run(changed(SCRIPT, BASE, head))
+    assert r.status is Status.FAIL and "rewrites the model's config.json, changing its architecture (n_layer)" in r.reason
+    assert run(changed(SCRIPT, BASE, head.replace("n_layer", "model_type"))).status is Status.PASS
+    r = run(changed(SCRIPT, BASE, head.replace("c.n_layer = 30", "setattr(c, 'n_layer', 30)")))
+    assert r.status is Status.FAIL and r.reason.startswith("cannot decide: ") and "passes c to setattr" in r.reason
+
+
+def test_other_loads_in_the_program_are_not_configs():
+    r = run(changed(SCRIPT, BASE, rewrite("w = torch.load('x.pt')\nw['layers.0'] = 1\nprune(w)",
+                                          "c['architectures'] = ['X']")))
+    assert r.status is Status.PASS, r.reason
+
+
+def test_draft_checkpoint_view_adding_a_token_alias_passes():
+    """A real shape (kimik3-dspark-config-compat.sh): a view of a draft checkpoint whose config.json gains the
+    `pard_token` alias of its `mask_token_id`, written through a temporary file."""
+    head = """#!/usr/bin/env bash
+python3 - <<'PY'
+import json, os
+from pathlib import Path
+snapshot = Path(download())
+target = Path("/tmp/draft")
+for source in snapshot.iterdir():
+    if source.name == "config.json":
+        continue
+    (target / source.name).symlink_to(source)
+config = json.loads((snapshot / "config.json").read_text())
+mask_token_id = config.get("mask_token_id")
+if config.get("pard_token") not in (None, mask_token_id):
+    raise RuntimeError("pard_token disagrees")
+config["pard_token"] = mask_token_id
+temporary = target / "config.json.tmp"
+temporary.write_text(json.dumps(config, indent=2) + "\\n")
+os.replace(temporary, target / "config.json")
+PY
+"""
+    r = run(changed("benchmarks/multi_node/srt-slurm-recipes/configs/draft-config-compat.sh", None, head))
+    assert r.status is Status.PASS, r.reason
+
+
+@pytest.mark.parametrize("body, why", [
+    ("for k in ('num_hidden_layers',):\n    c[k] = 1", "at a key computed at run time"),
+    ("c.update(other)", "from a mapping computed at run time"),
+    ("trim(c)", "it passes c to trim(...)"),
+    ("c['quantization_config'] = {}", "changing quantization_config, which is neither"),
+    ("c = {'a': 1}", "it rebinds c"),
+])
+def test_config_json_edits_that_cannot_be_read_fail_as_cannot_decide(body, why):
+    r = run(changed(SCRIPT, BASE, rewrite(body)))
+    assert r.status is Status.FAIL and r.reason.startswith(f"cannot decide: {SCRIPT}:6 rewrites the model's "
+                                                           "config.json and " if "neither" not in why else
+                                                           f"cannot decide: {SCRIPT}:6 rewrites")
+    assert why in r.reason and r.findings[0].message.startswith("cannot decide: ")
+
+
+def test_config_json_written_from_scratch_cannot_be_decided():
+    head = BASE + "python3 - <<'PY'\nimport json\njson.dump({'num_layers': 2}, open(p + '/config.json', 'w'))\nPY\n"
+    r = run(changed(SCRIPT, BASE, head))
+    assert r.status is Status.FAIL and "not a config read from the checkpoint" in r.reason
+
+
+@pytest.mark.parametrize("line, status, text", [
+    ("jq '.architectures = [\"X\"]' $MODEL_PATH/config.json > /tmp/c && mv /tmp/c $MODEL_PATH/config.json",
+     Status.PASS, ""),
+    ("jq '.n_group |= 1' $MODEL_PATH/config.json > /tmp/c", Status.FAIL, "changing its architecture (n_group)"),
+    ("jq 'del(.quantization_config)' $MODEL_PATH/config.json > /tmp/c", Status.FAIL,
+     "cannot decide: "),
+    ("sed -i 's/\"model_type\": \"a\"/\"model_type\": \"b\"/' $MODEL_PATH/config.json", Status.PASS, ""),
+    ("cp /tmp/my_config.json $MODEL_PATH/config.json", Status.FAIL, "replaces the file wholesale"),
+])
+def test_shell_config_json_edits_are_judged_by_their_keys(line, status, text):
+    r = run(changed(SCRIPT, BASE, BASE + line + "\n"))
+    assert r.status is status and text in r.reason
+
+
+def test_a_violation_is_named_before_what_cannot_be_decided():
+    head = 'HF="$1"\n' + BASE + '  --hf-overrides "$HF"\n  --hf-overrides \'{"num_layers": 3}\'\n'
+    r = run(changed(SCRIPT, BASE, head))
+    assert r.status is Status.FAIL and r.reason.startswith(f"{SCRIPT}:6 ") and r.reason.endswith("(+1 more)")
 
 
 def test_skip_switch_fails():

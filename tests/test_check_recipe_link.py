@@ -220,10 +220,42 @@ def test_helper_script_without_a_launch_is_not_a_recipe():
     assert result.status is Status.NA
 
 
-def test_other_single_node_frameworks_are_na():
-    atom = ENTRY.replace("kimi-fp4-mi355x-vllm", "kimi-fp4-mi355x-atom").replace("framework: vllm", "framework: atom")
-    result = run(make(script=None, entry=atom))
-    assert result.status is Status.NA and "atom only" in result.reason
+ATOM = ENTRY.replace("kimi-fp4-mi355x-vllm", "kimi-fp4-mi355x-atom").replace("framework: vllm", "framework: atom")
+
+
+def checklist_with(recipe_item: str) -> dict[str, str]:
+    template = TEMPLATE.replace("- [ ] Verified things\n", f"- [ ] Verified things\n- [ ] {recipe_item}\n"
+                                "  - [ ] I linked the corresponding upstream PR.\n")
+    return {"docs/PR_REVIEW_CHECKLIST.md": template}
+
+
+REAL_RECIPE_ITEM = ("Verified that every single-node vLLM/SGLang recipe in this PR is documented in the official "
+                    "[vLLM recipes](https://recipes.vllm.ai/) and/or the [SGLang cookbook](https://docs.sglang.io/):")
+
+
+def test_other_single_node_frameworks_are_na_where_the_checklist_names_vllm_sglang_only():
+    result = run(make(script=None, entry=ATOM, policy=checklist_with(REAL_RECIPE_ITEM)))
+    assert result.status is Status.NA
+    assert result.reason == ("single-node changes are atom only; the checklist's recipe item "
+                             "(docs/PR_REVIEW_CHECKLIST.md:6) covers vLLM/SGLang recipes only")
+
+
+@pytest.mark.parametrize("policy", [
+    {},  # no checklist: the spec's rule, every single-node recipe
+    checklist_with("Verified that every single-node recipe in this PR is documented in the official vLLM recipes"),
+    checklist_with("Verified that every single-node vLLM/SGLang/ATOM recipe in this PR is documented upstream"),
+    checklist_with("Verified the images are upstream"),  # no recipe item
+])
+def test_other_single_node_frameworks_are_judged_unless_the_checklist_exempts_them(policy):
+    result = run(make(script=None, entry=ATOM, policy=policy))
+    assert result.status is Status.FAIL
+    assert result.reason.startswith(f"vllm-project/recipes#7 documents org/Model-MXFP4 only for vllm, while {CONFIG} "
+                                    "serves atom")
+
+
+def test_other_single_node_framework_without_a_link_fails_when_in_scope():
+    result = run(make(script=None, entry=ATOM, detail="- ATOM recipe: internal", upstream=()))
+    assert result.status is Status.FAIL and "links no upstream recipe" in result.reason
 
 
 def test_mixed_pr_judges_the_single_node_part():
@@ -282,9 +314,9 @@ def test_branch_or_commit_link_fails_naming_it():
     (pull(state="open", merged=False, merged_at=None), "vllm-project/recipes#7 is open, not merged"),
     (pull(state="open", merged=False, merged_at=None, draft=True), "vllm-project/recipes#7 is a draft pull request"),
     (pull(state="closed", merged=False, merged_at=None), "vllm-project/recipes#7 was closed without merging"),
-    (pull(merged_at=None), "vllm-project/recipes#7 reports merged without a merge date"),
+    (pull(merged_at=None), "cannot decide: vllm-project/recipes#7 reports merged without a merge date"),
     (pull(error="vllm-project/recipes is not reachable", files={}),
-     "vllm-project/recipes#7 could not be read (vllm-project/recipes is not reachable)"),
+     "cannot decide: vllm-project/recipes#7 could not be read (vllm-project/recipes is not reachable)"),
 ])
 def test_unmerged_or_unreadable_pull_fails(doc, message):
     result = run(make(upstream=(doc,)))
@@ -294,14 +326,15 @@ def test_unmerged_or_unreadable_pull_fails(doc, message):
 def test_unfetched_link_fails_closed():
     result = run(make(upstream=()))
     assert result.status is Status.FAIL
-    assert result.reason.startswith("vllm-project/recipes#7 was not fetched, so its merge status cannot be verified")
+    assert result.reason.startswith("cannot decide: vllm-project/recipes#7 was not fetched, so its merge status "
+                                    "cannot be verified")
 
 
 def test_unreadable_page_fails_closed():
     doc = UpstreamDoc(PAGE_URL, "page", "vllm-project/recipes", error="no models/org/Model.yaml on main")
     result = run(make(detail=PAGE_URL, upstream=(doc,)))
     assert result.status is Status.FAIL
-    assert result.reason.startswith(f"{PAGE_URL} could not be read (no models/org/Model.yaml on main)")
+    assert result.reason.startswith(f"cannot decide: {PAGE_URL} could not be read (no models/org/Model.yaml on main)")
 
 
 def test_every_linked_recipe_must_verify():
@@ -434,26 +467,28 @@ def test_speculative_config_is_compared_by_key():
 def test_unresolvable_major_arg_fails_closed():
     result = run(make(script=SCRIPT.replace("--kv-cache-dtype fp8", "--kv-cache-dtype $KV_DTYPE")))
     assert result.status is Status.FAIL
-    assert f"{SCRIPT_PATH}:5 --kv-cache-dtype (its value is not determined" in result.reason
+    assert result.reason == (f"cannot decide: the value of MAJOR arg {SCRIPT_PATH}:5 --kv-cache-dtype is not "
+                             "determined by the script or its master-config entry; set it explicitly")
 
 
 def test_partly_determined_major_arg_fails_closed():
     result = run(make(script=SCRIPT.replace("--kv-cache-dtype fp8", '--kv-cache-dtype "${KV_PREFIX}fp8"')))
-    assert result.status is Status.FAIL and "--kv-cache-dtype (its value is not determined" in result.reason
+    assert result.status is Status.FAIL and "--kv-cache-dtype is not determined" in result.reason
 
 
 def test_script_without_a_master_config_entry_fails_closed():
     result = run(make(entry=None))
     assert result.status is Status.FAIL
-    assert result.reason.startswith(f"no vllm master-config entry matches {SCRIPT_PATH} by model prefix, precision "
-                                    "and SKU")
+    assert result.reason.startswith(f"cannot decide: no vllm master-config entry matches {SCRIPT_PATH} by model "
+                                    "prefix, precision and SKU")
 
 
 def test_script_that_never_launches_for_its_points_fails_closed():
     script = 'if [ "$TP" -ne 4 ]; then exit 1; fi\n' + SCRIPT
     result = run(make(script=script))
     assert result.status is Status.FAIL
-    assert result.reason.startswith(f"{SCRIPT_PATH} reaches no single-node vllm launch for any search-space point")
+    assert result.reason.startswith(f"cannot decide: {SCRIPT_PATH} reaches no single-node vllm launch for any "
+                                    "search-space point")
 
 
 AGENTIC = """kimi-fp4-mi355x-vllm-agentic:
@@ -520,8 +555,9 @@ SGLANG_USE_AITER=1 python3 -m sglang.launch_server --model-path org/Model-MXFP4 
 def test_document_without_a_readable_serve_command_fails_closed():
     result = run(make(upstream=(pull(files={"models/org/Model.md": "# Model\nSee the interactive builder.\n"}),)))
     assert result.status is Status.FAIL
-    assert result.reason.startswith("vllm-project/recipes#7 (models/org/Model.md) has no serve command or model "
-                                    "this bot can read, so it cannot be verified to document org/Model-MXFP4")
+    assert result.reason.startswith("cannot decide: vllm-project/recipes#7 (models/org/Model.md) has no serve "
+                                    "command or model this bot can read, so it cannot be verified to document "
+                                    "org/Model-MXFP4")
 
 
 def test_only_the_recipe_for_the_model_counts():

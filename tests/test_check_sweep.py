@@ -9,7 +9,7 @@ from checks import sweep
 from checks.policy import Policy
 from checks.result import Status
 from checks.snapshot import CheckRun
-from tests.builders import HEAD, comment, ctx, pr
+from tests.builders import HEAD, changed, comment, ctx, pr
 from tests.conftest import world_params
 
 OLD = "0" * 40
@@ -226,6 +226,44 @@ def test_head_not_in_commit_list_is_judged_by_commit_list():
     # The PR's commit list is the authority; a head check-run on a SHA missing from it does not count.
     c = ctx(pr=pr(head_sha=GONE), commits=(HEAD,), check_runs=green_sweep(GONE))
     assert sweep.check(c).status is Status.FAIL
+
+
+WORKFLOW = ".github/workflows/run-sweep.yml"
+
+
+def test_workflow_change_is_a_note_not_a_fail():
+    files = (changed(WORKFLOW, "on: push\n", "on: pull_request\n"), changed("configs/x.yaml", "a: 1\n", "a: 2\n"))
+    result = sweep.check(ctx(files=files, check_runs=green_sweep()))
+    assert result.status is Status.PASS
+    assert result.reason.endswith(f"from run {RUN}. Note: this PR changes {WORKFLOW}, so its sweep ran the PR's own "
+                                  "workflows; review that change (`workflow_changes: blocking` in "
+                                  ".github/signoff-bot.yml makes this a FAIL).")
+
+
+def test_workflow_change_note_follows_the_root_issue_of_a_fail():
+    result = sweep.check(ctx(files=(changed(".github/actions/setup/action.yml", None, "runs: {}\n"),)))
+    assert result.status is Status.FAIL
+    assert result.reason.startswith(sweep.ROOT_ISSUE) and "Note: this PR changes .github/actions/" in result.reason
+
+
+def test_workflow_change_blocks_when_the_repository_says_so():
+    policy = {".github/signoff-bot.yml": "workflow_changes: blocking\n"}
+    files = (changed(WORKFLOW, "a\n", "b\n"), changed(".github/workflows/other.yml", None, "b\n"))
+    result = sweep.check(ctx(files=files, check_runs=green_sweep(), policy=policy))
+    assert result.status is Status.FAIL
+    assert result.reason.startswith(f"this PR changes .github/workflows/other.yml (+1 more): its sweep ran the PR's "
+                                    "own workflows")
+    assert sweep.check(ctx(check_runs=green_sweep(), policy=policy)).status is Status.PASS
+
+
+def test_workflow_renamed_away_counts_as_a_change():
+    files = (changed("docs/old-workflow.yml", "a\n", "a\n", status="renamed", previous_path=WORKFLOW),)
+    assert "Note: this PR changes docs/old-workflow.yml" in sweep.check(ctx(files=files, check_runs=green_sweep())).reason
+
+
+def test_unknown_workflow_changes_setting_is_a_policy_error():
+    assert Policy.from_yaml("workflow_changes: fail\n")[1] == (
+        ".github/signoff-bot.yml: workflow_changes must be one of note, blocking")
 
 
 @pytest.mark.parametrize("world", world_params())

@@ -102,3 +102,40 @@ def test_more_than_one_node_is_a_multinode_claim():
                          car='    SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2: "0"  # decode needs more than one node')
     assert found(spanning) == []
     assert found(single) == [(L_CAR, Severity.WARNING)]
+
+
+AGG = """\
+resources:
+  gpu_type: "gb300"
+  gpus_per_node: 4
+  agg_nodes: {nodes}
+  agg_workers: 1
+backend:
+  type: sglang
+  aggregated_environment:
+    PYTHONUNBUFFERED: "1"{car}
+  sglang_config:
+    aggregated:
+      tensor-parallel-size: {tp}  # {comment}
+"""
+
+
+def agg(nodes=2, tp=8, car="", comment="the aggregated worker"):
+    return AGG.format(nodes=nodes, tp=tp, car=car, comment=comment)
+
+
+def test_aggregated_worker_spanning_nodes_needs_the_variable_in_aggregated_environment():
+    [f] = car_v2.check(lint_ctx(agg()))
+    assert (f.line, f.severity) == (8, Severity.ERROR)
+    assert f.message.startswith("an aggregated worker uses 8 GPUs on 4-GPU nodes (2 nodes) and "
+                                "aggregated_environment does not disable custom all-reduce v2")
+    assert 'set SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2: "0" in backend.aggregated_environment' in f.message
+
+
+def test_aggregated_worker_with_the_variable_off_or_on_one_node_passes():
+    assert found(agg(car='\n    SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2: "0"')) == []
+    assert found(agg(nodes=1, tp=4)) == []
+
+
+def test_comment_contradicting_the_aggregated_topology_is_a_warning():
+    assert found(agg(nodes=1, tp=4, comment="aggregated worker spans 2 nodes")) == [(12, Severity.WARNING)]

@@ -29,7 +29,8 @@ def test_run_is_sorted_and_deduplicated():
 
 
 def test_wants_merges_the_rules_requests():
-    assert lint.wants(lint_ctx(None, master_yaml())).files == ((HEAD, RECIPE_PATH),)
+    assert lint.wants(lint_ctx(None, master_yaml())).files == (
+        (HEAD, ".github/configs/runners.yaml"), (HEAD, RECIPE_PATH), (HEAD, "configs/runners.yaml"))
     assert not lint.wants(lint_ctx(recipe_yaml(), master_yaml()))
 
 

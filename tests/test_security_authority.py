@@ -39,6 +39,7 @@ from .variants import (
     SIGNOFF_ID,
     comment_of,
     edit_world,
+    base,
     failing,
     green_world,
     head,
@@ -235,12 +236,19 @@ def test_a_pr_that_rewrites_the_bots_policy_file_changes_nothing(world):
 
 @pytest.mark.parametrize("path", [".github/workflows/run-sweep.yml", ".github/workflows/benchmark-tmpl.yml",
                                   ".github/actions/collect/action.yml"])
-def test_a_pr_that_changes_the_workflows_producing_its_evidence_cannot_pass_on_that_evidence(world, path):
-    """On pull_request GitHub runs the PR's own workflow files: a sweep they report green is self-attested."""
+def test_a_pr_that_changes_the_workflows_producing_its_evidence_is_named_and_can_be_blocked(world, path):
+    """On pull_request GitHub runs the PR's own workflow files: a sweep they report green is self-attested.
+    The spec has no rule against such a PR, so check 1 notes it; the base's `workflow_changes: blocking`
+    (never the head's) turns the note into a FAIL."""
     target = head(world) / path
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("on: pull_request\njobs:\n  eval:\n    runs-on: ubuntu-latest\n    steps:\n"
                       "    - run: echo '[{\"score\": 1.0}]' > agg_eval_all.json\n", encoding="utf-8")
+    (head(world) / ".github" / "signoff-bot.yml").write_text("workflow_changes: note\n", encoding="utf-8")
+    v = verdict(world)
+    assert v.result(1).passed and f"Note: this PR changes {path}" in v.result(1).reason
+    (base(world) / ".github").mkdir(parents=True, exist_ok=True)
+    (base(world) / ".github" / "signoff-bot.yml").write_text("workflow_changes: blocking\n", encoding="utf-8")
     v = verdict(world)
     assert v.label == "REJECTED"
     assert path in failing(v)[1]
