@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from app.store import SQLITE_MIGRATIONS, JobSpec, SchemaTooNew, SqliteStore, open_store
-from app.store_pg import PG_MIGRATIONS
+from app.store_pg import PG_MIGRATIONS, PostgresStore
 
 from .databases import query
 
@@ -304,3 +304,18 @@ def test_a_postgresql_store_carries_on_after_the_server_restarts(postgres, clock
         assert store.lease("w1", 30) is not None
     finally:
         store.close()
+
+
+def test_signoff_bot_db_names_the_engine(postgres, tmp_path):
+    """A path or sqlite:///PATH is a SQLite file; a postgresql:// (or postgres://) URL a PostgreSQL database."""
+    url = postgres.new_database()
+    stores = [open_store(str(tmp_path / "a.db")), open_store(f"sqlite:///{tmp_path / 'b.db'}"), open_store(url),
+              open_store(url.replace("postgresql://", "postgres://"))]
+    try:
+        assert [type(s) for s in stores] == [SqliteStore, SqliteStore, PostgresStore, PostgresStore]
+        assert [s.path for s in stores[:2]] == [str(tmp_path / "a.db"), str(tmp_path / "b.db")]
+        stores[2].enqueue([verify()])
+        assert stores[3].queue_depth() == 1
+    finally:
+        for s in stores:
+            s.close()
