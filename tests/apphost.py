@@ -3,7 +3,8 @@
 `Stack` starts `signoff-bot fake-github WORLD --webhook-url …` and
 `signoff-bot serve` with its environment pointing at the fake, and offers the
 few moves a test needs: act as a GitHub user, deliver a stored object as a
-webhook, read what the App wrote, wait for a condition, kill and restart the App.
+webhook, read what the App wrote (on GitHub and in its database), wait for a
+condition, kill and restart the App.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, Callable
 import httpx
 
 from app.replay import throwaway_key
+from app.store import SqlStore, open_store
 
 SECRET = "e2e-webhook-secret"
 E2E_WORLD = Path(__file__).resolve().parent / "worlds" / "e2e"
@@ -34,10 +36,12 @@ def free_port() -> int:
 
 
 class Stack:
-    def __init__(self, tmp: Path, world: Path = E2E_WORLD, env: dict[str, str] | None = None, apps: int = 1):
+    def __init__(self, tmp: Path, world: Path = E2E_WORLD, env: dict[str, str] | None = None, apps: int = 1,
+                 db: str | None = None):
         self.tmp = tmp
         self.world = world
-        self.db = str(tmp / "signoff-bot.db")
+        self.db = db or str(tmp / "signoff-bot.db")  # SIGNOFF_BOT_DB: a SQLite file, or a postgresql:// URL
+        self._store: SqlStore | None = None
         self.extra_env = env or {}
         self.app_ports = [free_port() for _ in range(apps)]
         self.app_url = f"http://127.0.0.1:{self.app_ports[0]}"
@@ -76,6 +80,10 @@ class Stack:
         except httpx.HTTPError:
             return False
 
+    def pid(self, n: int = 0) -> int | None:
+        proc = self.apps[n]
+        return proc.pid if proc is not None else None
+
     def kill_app(self, n: int = 0) -> None:
         proc = self.apps[n]
         if proc is not None:
@@ -95,6 +103,14 @@ class Stack:
         if self.fake is not None:
             self.fake.terminate()
             self.fake.wait(10)
+        if self._store is not None:
+            self._store.close()
+
+    def store(self) -> SqlStore:
+        """The App's database, opened by the test as another process would."""
+        if self._store is None:
+            self._store = open_store(self.db)
+        return self._store
 
     def __enter__(self) -> "Stack":
         return self.start()
