@@ -27,6 +27,7 @@ SECRET = "e2e-webhook-secret"
 E2E_WORLD = Path(__file__).resolve().parent / "worlds" / "e2e"
 REPO = "demo-org/InferenceX-demo"
 KEY = throwaway_key()
+START_TIMEOUT = 60.0  # seconds for a started App to answer /healthz
 
 
 def free_port() -> int:
@@ -59,11 +60,17 @@ class Stack:
             stdout=subprocess.PIPE, stderr=open(self.tmp / "fake.log", "wb"), text=True)
         self.fake_url = self.fake.stdout.readline().strip()
         assert self.fake_url.startswith("http://127.0.0.1:"), "the fake GitHub did not start"
+        for n in range(len(self.apps)):  # side by side: a second App does not start in the first one's work
+            self._spawn(n)
         for n in range(len(self.apps)):
-            self.start_app(n)
+            self._wait_healthy(n)
         return self
 
     def start_app(self, n: int = 0) -> None:
+        self._spawn(n)
+        self._wait_healthy(n)
+
+    def _spawn(self, n: int) -> None:
         env = {**os.environ, "SIGNOFF_BOT_APP_ID": "1", "SIGNOFF_BOT_PRIVATE_KEY": KEY,
                "SIGNOFF_BOT_WEBHOOK_SECRET": SECRET, "SIGNOFF_BOT_GITHUB_URL": self.fake_url,
                "SIGNOFF_BOT_DB": self.db, "SIGNOFF_BOT_LEASE_SECONDS": "3", "SIGNOFF_BOT_RECONCILE_SECONDS": "3600",
@@ -72,7 +79,11 @@ class Stack:
         self.apps[n] = subprocess.Popen(
             [sys.executable, "-m", "app.cli", "serve", "--port", str(self.app_ports[n])],
             env=env, stdout=log, stderr=log)
-        self.wait(lambda: self._healthy(n), 20, f"app {n} did not become healthy")
+
+    def _wait_healthy(self, n: int) -> None:
+        # Importing the App takes a few seconds of CPU; on two cores shared with busy Apps and other
+        # test runs, several times that.
+        self.wait(lambda: self._healthy(n), START_TIMEOUT, f"app {n} did not become healthy")
 
     def _healthy(self, n: int) -> bool:
         try:
@@ -113,7 +124,11 @@ class Stack:
         return self._store
 
     def __enter__(self) -> "Stack":
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:  # an App that did not come up: end the processes already started
+            self.stop()
+            raise
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
