@@ -64,7 +64,7 @@ def postgres():
 
     reason = unavailable()
     if reason:
-        if os.environ.get("CI") == "true":
+        if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"the PostgreSQL tests must run in CI, but {reason}")
         pytest.skip(f"PostgreSQL store tests skipped: {reason}")
     server = PostgresServer().start()
