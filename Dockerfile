@@ -4,6 +4,8 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
     SIGNOFF_BOT_DB=/data/signoff-bot.db
 WORKDIR /app
+# libpq5: the PostgreSQL client library psycopg loads when SIGNOFF_BOT_DB is a postgresql:// URL
+RUN apt-get update && apt-get install -y --no-install-recommends libpq5 && rm -rf /var/lib/apt/lists/*
 COPY pyproject.toml README.md ./
 COPY app ./app
 COPY checks ./checks

@@ -53,7 +53,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from .observability import setup_logging
     from .server import create_app
-    from .settings import ConfigError, Settings
+    from .settings import ConfigError, Settings, redacted
 
     try:
         settings = Settings.from_env()
@@ -61,9 +61,15 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"signoff-bot serve: {exc}", file=sys.stderr)
         return 2
     setup_logging(settings.log_level)
+    try:
+        app = create_app(settings)
+    except Exception as exc:  # noqa: BLE001 - one line, non-zero: the database cannot be opened or migrated
+        print(f"signoff-bot serve: cannot open the database {redacted(settings.db_path)}: "
+              f"{type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
+        return 1
     # access_log=False: uvicorn would otherwise turn its access log back on (setup_logging turns it off), a
     # second log line for every delivery
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_config=None,
+    uvicorn.run(app, host=args.host, port=args.port, log_config=None,
                 log_level=settings.log_level.lower(), access_log=False)
     return 0
 
@@ -71,13 +77,19 @@ def _serve(args: argparse.Namespace) -> int:
 def _audit(args: argparse.Namespace) -> int:
     import os
 
-    from .store import SqliteStore
+    from .settings import redacted
+    from .store import POSTGRES_SCHEMES, open_store, sqlite_path
 
-    path = args.db or os.environ.get("SIGNOFF_BOT_DB", "./signoff-bot.db")
-    if not os.path.exists(path):
-        print(f"signoff-bot audit: no database at {path}", file=sys.stderr)
+    db = args.db or os.environ.get("SIGNOFF_BOT_DB", "./signoff-bot.db")
+    if not db.startswith(POSTGRES_SCHEMES) and not os.path.exists(sqlite_path(db)):
+        print(f"signoff-bot audit: no database at {redacted(db)}", file=sys.stderr)
         return 1
-    for record in SqliteStore(path).audit(args.repo, args.pr):
+    store = open_store(db)
+    try:
+        records = store.audit(args.repo, args.pr)
+    finally:
+        store.close()
+    for record in records:
         record["published"] = json.loads(record["published"])
         print(json.dumps(record, sort_keys=True) if args.json else
               f"#{record['id']} {record['repo']}#{record['pr']} {record['head_sha'][:8]} {record['verdict']} "
@@ -116,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("audit", help="print the append-only audit trail of decisions")
     p.add_argument("--pr", type=int)
     p.add_argument("--repo")
-    p.add_argument("--db", help="database path (default: $SIGNOFF_BOT_DB or ./signoff-bot.db)")
+    p.add_argument("--db", help="SQLite file or postgresql:// URL (default: $SIGNOFF_BOT_DB or ./signoff-bot.db)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_audit)
 

@@ -22,6 +22,7 @@ Kinds:
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import logging
@@ -157,9 +158,9 @@ class JobRunner:
         resp = await call(f"pull #{pr}", gh.rest.pulls.async_get, owner, name, pr)
         return resp.parsed_data
 
-    def _enqueue_verify(self, job: Job, reason: str) -> None:
-        self.store.enqueue([JobSpec("verify", job.repo, job.pr, job.installation_id,
-                                    {"reason": reason, "delivery": job.payload.get("delivery")})])
+    async def _enqueue_verify(self, job: Job, reason: str) -> None:
+        await asyncio.to_thread(self.store.enqueue, [JobSpec("verify", job.repo, job.pr, job.installation_id,
+                                                             {"reason": reason, "delivery": job.payload.get("delivery")})])
 
     # --- comment -----------------------------------------------------------------------
 
@@ -175,7 +176,7 @@ class JobRunner:
         if user is None or str(user.type) == "Bot" or user.login.lower() == self.settings.bot_login.lower():
             return
         if body.lstrip().startswith(policy.signoff_phrase):
-            self._enqueue_verify(job, f"sign-off {kind} {cid}")
+            await self._enqueue_verify(job, f"sign-off {kind} {cid}")
         if kind != "issue_comment":
             return
         if command_rules.command_pattern(policy.reuse_command).search(body):
@@ -250,7 +251,7 @@ class JobRunner:
             if again is not None and (again.body or "") == (comment.body or ""):
                 await self._acknowledge(gh, job, cid, accepted, text)
                 if accepted:
-                    self._enqueue_verify(job, f"{policy.reuse_command} accepted")
+                    await self._enqueue_verify(job, f"{policy.reuse_command} accepted")
                 return
         raise GitHubError("the reuse comment keeps changing; retrying later", 503)
 
@@ -308,7 +309,7 @@ class JobRunner:
     async def _recheck(self, job: Job, gh: GitHub, policy: Policy, comment) -> None:
         ok, who = await self._authorized(gh, job.repo, comment, policy)
         if ok:
-            self._enqueue_verify(job, f"{policy.recheck_command} by {comment.user.login}")
+            await self._enqueue_verify(job, f"{policy.recheck_command} by {comment.user.login}")
             await call("reaction", gh.rest.reactions.async_create_for_issue_comment,
                              *job.repo.split("/", 1), comment.id, data={"content": "+1"})
             return
@@ -323,32 +324,33 @@ class JobRunner:
         snap = await gatherer.snapshot(job.pr, utc_now())
         publisher = Publisher(gh, job.repo, self.settings.bot_login)
         if snap.pr.state != "open" or snap.pr.draft:
-            self.store.record_verdict(job.repo, job.pr, snap.pr.head_sha, "SKIPPED")
+            await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "SKIPPED")
             return
         verdict = evaluate(snap)
         policy = Context(snap).policy
         if verdict.signer is None:
             await publisher.check_run(snap.pr.head_sha, CHECK_NAME, None, "Awaiting a CODEOWNER sign-off",
                                       f"No comment starting with \"{policy.signoff_phrase}\" yet.", status="queued")
-            self.store.record_verdict(job.repo, job.pr, snap.pr.head_sha, "NO_SIGNOFF")
+            await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "NO_SIGNOFF")
             return
         sign = Context(snap).signoff
         content = content_fingerprint(snap)
-        pinned = self.store.pin_signoff(job.repo, job.pr, f"{sign.comment.kind}:{sign.comment.id}:{sign.comment.updated_at}",
-                                        content, snap.pr.head_sha)
+        pinned = await asyncio.to_thread(
+            self.store.pin_signoff, job.repo, job.pr, f"{sign.comment.kind}:{sign.comment.id}:{sign.comment.updated_at}",
+            content, snap.pr.head_sha)
         if pinned["fingerprint"] != content:
             # The PR's content changed since this sign-off was given: it vouches for other content.
             await publisher.check_run(
                 snap.pr.head_sha, CHECK_NAME, "action_required", "A fresh sign-off is needed",
                 f"The pull request's content changed since {sign.author}'s sign-off was verified at "
                 f"{pinned['head_sha'][:8]}; a CODEOWNER must sign off on the new content.", details_url=snap.pr.url)
-            self.store.record_verdict(job.repo, job.pr, snap.pr.head_sha, "STALE")
+            await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "STALE")
             return
         current = await self._pull(gh, job.repo, job.pr)
         # A push landed while verifying: the result belongs to the old head only; the sticky comment waits.
         sticky = current.head.sha == snap.pr.head_sha
         published = await publisher.verdict(snap, verdict, policy, sticky=sticky)
-        decided = self.store.record_decision(job, snap.pr.head_sha, verdict.label, content, {
+        decided = await asyncio.to_thread(self.store.record_decision, job, snap.pr.head_sha, verdict.label, content, {
             "delivery": job.payload.get("delivery"), "repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
             "inputs_digest": inputs_digest(snap), "verdict": verdict.label,
             "published": _published_record(published, job.payload.get("reason", ""), job.id),
@@ -365,7 +367,7 @@ class JobRunner:
         pull = await self._pull(gh, job.repo, job.pr)
         policy = await self._policy(gh, job.repo, pull.base.ref)
         if str(job.payload.get("workflow_path", "")).endswith(policy.sweep_workflow):
-            self._enqueue_verify(job, f"sweep run {job.payload.get('run_id')} completed")
+            await self._enqueue_verify(job, f"sweep run {job.payload.get('run_id')} completed")
 
     async def _commit(self, job: Job, gh: GitHub) -> None:
         """The open PRs whose head is the commit (a fork's PR is found only this way) each get `then`."""
@@ -373,15 +375,16 @@ class JobRunner:
         sha = job.payload["head_sha"]
         pulls = await pages("open pulls", gh.rest.pulls.async_list, owner, name, state="open")
         fields = {k: v for k, v in job.payload.items() if k not in ("head_sha", "then")}
-        self.store.enqueue([JobSpec(job.payload["then"], job.repo, p.number, job.installation_id, fields)
-                            for p in pulls if p.head.sha == sha])
+        await asyncio.to_thread(self.store.enqueue, [JobSpec(job.payload["then"], job.repo, p.number,
+                                                             job.installation_id, fields)
+                                                     for p in pulls if p.head.sha == sha])
 
     async def _opened(self, job: Job, gh: GitHub) -> None:
         pull = await self._pull(gh, job.repo, job.pr)
         if job.payload.get("action") == "reopened":
-            self._enqueue_verify(job, "reopened")
+            await self._enqueue_verify(job, "reopened")
             return
-        if pull.draft or self.store.verdict_for(job.repo, job.pr, pull.head.sha):
+        if pull.draft or await asyncio.to_thread(self.store.verdict_for, job.repo, job.pr, pull.head.sha):
             return
         await Publisher(gh, job.repo, self.settings.bot_login).check_run(
             pull.head.sha, CHECK_NAME, None, "Awaiting a CODEOWNER sign-off",
@@ -390,8 +393,8 @@ class JobRunner:
     async def _synchronize(self, job: Job, gh: GitHub) -> None:
         """The head moved: verify again if a sign-off was verified before; `_verify` decides whether it
         still vouches for the new content (same diff) or a fresh sign-off is needed (action_required)."""
-        if self.store.last_verdict(job.repo, job.pr) is not None:
-            self._enqueue_verify(job, "head moved")
+        if await asyncio.to_thread(self.store.last_verdict, job.repo, job.pr) is not None:
+            await self._enqueue_verify(job, "head moved")
 
     # --- lint ----------------------------------------------------------------------------
 

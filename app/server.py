@@ -24,7 +24,7 @@ from .jobs import Clients, JobRunner
 from .observability import Metrics
 from .publish import CHECK_NAME
 from .settings import Settings
-from .store import SqliteStore, Store
+from .store import Store, open_store
 from .webhooks import HANDLED, Unusable, route, signature_ok
 from .worker import Reconciler, Worker
 
@@ -36,7 +36,9 @@ def _reply(status: int, **body) -> JSONResponse:
 
 
 def create_app(settings: Settings, store: Store | None = None, run_workers: bool = True) -> FastAPI:
-    store = store or SqliteStore(settings.db_path)
+    """The App; its store is `store`, or the one SIGNOFF_BOT_DB names (opened now, closed at shutdown)."""
+    owned = store is None
+    store = store or open_store(settings.db_path)
     metrics = Metrics()
     clients = Clients(settings, metrics)
     runner = JobRunner(settings, store, clients, metrics)
@@ -54,6 +56,8 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if owned:
+            await asyncio.to_thread(store.close)
 
     app = FastAPI(title="signoff-bot", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.store = store
@@ -102,7 +106,8 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
         key = f"{hook}:{target}:{guid}"
         jobs = [replace(j, payload={**j.payload, "delivery": guid}) for j in routed.jobs]
         try:
-            fresh = store.record_delivery(key, event, routed.action, routed.repo, routed.pr, jobs)
+            fresh = await asyncio.to_thread(store.record_delivery, key, event, routed.action, routed.repo,
+                                            routed.pr, jobs)
         except Exception:  # noqa: BLE001 - the database is down: GitHub should retry, nothing is lost
             log.exception("could not record delivery", extra={"delivery": guid, "event": event})
             return _reply(503, error="storage unavailable; retry")
@@ -124,17 +129,17 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
     @app.get("/readyz")
     async def readyz() -> Response:
         try:
-            store.ping()
+            await asyncio.to_thread(store.ping)
         except Exception:  # noqa: BLE001
             return _reply(503, ok=False, error="database unreachable")
         dead = [t for t in tasks if t.done()]
         if dead:
             return _reply(503, ok=False, error=f"{len(dead)} background task(s) stopped")
-        return _reply(200, ok=True, queue_depth=store.queue_depth())
+        return _reply(200, ok=True, queue_depth=await asyncio.to_thread(store.queue_depth))
 
     @app.get("/metrics")
     async def metrics_endpoint() -> Response:
-        metrics.queue_depth.set(store.queue_depth())
+        metrics.queue_depth.set(await asyncio.to_thread(store.queue_depth))
         return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
 
     return app

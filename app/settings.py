@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import urllib.parse
 from dataclasses import dataclass
 from typing import Mapping
+
+from .store import POSTGRES_SCHEMES, SQLITE_SCHEME
 
 
 class ConfigError(Exception):
@@ -17,7 +20,7 @@ class Settings:
     private_key: str
     webhook_secret: str
     github_url: str = "https://api.github.com"
-    db_path: str = "./signoff-bot.db"
+    db_path: str = "./signoff-bot.db"  # a SQLite file (a path or sqlite:///PATH) or a postgresql:// URL
     log_level: str = "INFO"
     bot_login: str = "signoff-bot[bot]"
     max_body_bytes: int = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
@@ -29,7 +32,7 @@ class Settings:
     http_timeout: float = 15.0  # seconds a GitHub call may take to answer (connecting: at most 5)
 
     def __repr__(self) -> str:  # never print secrets
-        return f"Settings(app_id={self.app_id}, github_url={self.github_url!r}, db_path={self.db_path!r})"
+        return f"Settings(app_id={self.app_id}, github_url={self.github_url!r}, db_path={redacted(self.db_path)!r})"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -66,6 +69,10 @@ class Settings:
         if not url.startswith(("http://", "https://")):
             problems.append("SIGNOFF_BOT_GITHUB_URL must be an http(s) URL")
 
+        db = env.get("SIGNOFF_BOT_DB", cls.db_path).strip()
+        if not db or ("://" in db and not db.startswith((*POSTGRES_SCHEMES, SQLITE_SCHEME))):
+            problems.append("SIGNOFF_BOT_DB must be a file path, sqlite:///PATH or a postgresql:// URL")
+
         level = env.get("SIGNOFF_BOT_LOG_LEVEL", cls.log_level).upper()
         if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             problems.append("SIGNOFF_BOT_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR")
@@ -89,5 +96,19 @@ class Settings:
         if problems:
             raise ConfigError("invalid configuration: " + "; ".join(problems))
         return cls(app_id=app_id, private_key=key, webhook_secret=secret, github_url=url.rstrip("/"),
-                   db_path=env.get("SIGNOFF_BOT_DB", cls.db_path), log_level=level,
+                   db_path=db, log_level=level,
                    bot_login=env.get("SIGNOFF_BOT_LOGIN", cls.bot_login), **numbers)
+
+
+def redacted(db: str) -> str:
+    """`db` fit to print: a URL's password, in its user part or its query, replaced by ***."""
+    parts = urllib.parse.urlsplit(db)
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    if parts.password is None and all(key != "password" for key, _ in query):
+        return db
+    netloc = parts.netloc
+    if parts.password is not None:
+        user, host = netloc.rsplit("@", 1)
+        netloc = f"{user.split(':', 1)[0]}:***@{host}"
+    text = urllib.parse.urlencode([(k, "***" if k == "password" else v) for k, v in query], safe="*/")
+    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{text}" if text else "")

@@ -1,10 +1,12 @@
 """Durable state of the App: deliveries, the job queue, verdicts and the audit trail.
 
-`Store` is the interface the server and workers use; `SqliteStore` is the
-default, embedded implementation, safe for several processes sharing one
-database file (WAL mode, writers serialised with BEGIN IMMEDIATE). A
-deployment that outgrows one machine implements the same interface on a
-shared PostgreSQL (SELECT ... FOR UPDATE SKIP LOCKED for `lease`) in one module.
+`Store` is the interface the server and workers use. `SqlStore` holds its
+logic in the SQL that SQLite and PostgreSQL both speak; `SqliteStore` is the
+default, embedded engine, safe for several processes sharing one database file
+(WAL mode, writers serialised with BEGIN IMMEDIATE); `app.store_pg.PostgresStore`
+shares one PostgreSQL database between machines. `open_store` picks one from
+SIGNOFF_BOT_DB. Every method blocks: callers on the event loop run them in a
+thread (`asyncio.to_thread`).
 
 Guarantees the rest of the app relies on:
 - a delivery is recorded together with the jobs it causes, in one transaction,
@@ -15,11 +17,14 @@ Guarantees the rest of the app relies on:
 - a job's lease expires if its worker dies (kill -9), and the job runs again;
 - a verification's decision (its verdict and audit record) is recorded together
   with the end of its job, so a job that runs again after a crash records it once;
-- the audit table is append-only (triggers refuse UPDATE and DELETE).
+- the audit table is append-only (triggers refuse UPDATE and DELETE);
+- the schema is versioned: each engine applies the migrations a database lacks
+  at start-up, once, however many processes start at the same time.
 """
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import json
 import sqlite3
@@ -27,20 +32,25 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 CHECKPOINT_EVERY = 200  # writes between two WAL checkpoints
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+SQLITE_SCHEME = "sqlite:///"  # sqlite:///relative/path, sqlite:////absolute/path
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS deliveries (
+# Version n is SQLITE_MIGRATIONS[n - 1]; a database's PRAGMA user_version counts those it has.
+# A new table or column is a new version here and in app/store_pg.py's PG_MIGRATIONS.
+SQLITE_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # 1: the schema of the releases before versioning (IF NOT EXISTS: such a database adopts it as it is)
+    ("""CREATE TABLE IF NOT EXISTS deliveries (
     key TEXT PRIMARY KEY,           -- hook target + X-GitHub-Delivery
     event TEXT NOT NULL,
     action TEXT NOT NULL,
     repo TEXT NOT NULL,
     pr INTEGER,
     received_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS jobs (
+)""",
+     """CREATE TABLE IF NOT EXISTS jobs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     kind TEXT NOT NULL,
     repo TEXT NOT NULL,
@@ -57,10 +67,10 @@ CREATE TABLE IF NOT EXISTS jobs (
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
     last_error TEXT
-);
-CREATE UNIQUE INDEX IF NOT EXISTS jobs_one_queued ON jobs (repo, pr, kind, key) WHERE state = 'queued';
-CREATE INDEX IF NOT EXISTS jobs_ready ON jobs (state, not_before);
-CREATE TABLE IF NOT EXISTS verdicts (
+)""",
+     "CREATE UNIQUE INDEX IF NOT EXISTS jobs_one_queued ON jobs (repo, pr, kind, key) WHERE state = 'queued'",
+     "CREATE INDEX IF NOT EXISTS jobs_ready ON jobs (state, not_before)",
+     """CREATE TABLE IF NOT EXISTS verdicts (
     repo TEXT NOT NULL,
     pr INTEGER NOT NULL,
     head_sha TEXT NOT NULL,
@@ -68,8 +78,8 @@ CREATE TABLE IF NOT EXISTS verdicts (
     fingerprint TEXT NOT NULL DEFAULT '',
     at REAL NOT NULL,
     PRIMARY KEY (repo, pr, head_sha)
-);
-CREATE TABLE IF NOT EXISTS signoffs (   -- the content (diff fingerprint) each sign-off was first verified on
+)""",
+     """CREATE TABLE IF NOT EXISTS signoffs (   -- the content (diff fingerprint) each sign-off was first verified on
     repo TEXT NOT NULL,
     pr INTEGER NOT NULL,
     signoff TEXT NOT NULL,          -- comment kind:id:updated_at (an edit is a new sign-off)
@@ -77,8 +87,8 @@ CREATE TABLE IF NOT EXISTS signoffs (   -- the content (diff fingerprint) each s
     head_sha TEXT NOT NULL,
     at REAL NOT NULL,
     PRIMARY KEY (repo, pr, signoff)
-);
-CREATE TABLE IF NOT EXISTS audit (
+)""",
+     """CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL,
     delivery TEXT,
@@ -88,12 +98,22 @@ CREATE TABLE IF NOT EXISTS audit (
     inputs_digest TEXT NOT NULL,
     verdict TEXT NOT NULL,
     published TEXT NOT NULL
-);
-CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
-BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
-BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
-"""
+)""",
+     """CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END""",
+     """CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END"""),
+)
+
+# The jobs a worker may lease at time ? (three times): queued and due, or running under an expired
+# lease (its worker died), and of a PR with no other job under a live lease.
+RUNNABLE = """((j.state = 'queued' AND j.not_before <= ?) OR (j.state = 'running' AND j.lease_until <= ?))
+              AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.repo = j.repo AND r.pr = j.pr AND r.id != j.id
+                              AND r.state = 'running' AND r.lease_until > ?)"""
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was migrated by a newer release; this one would misread it."""
 
 
 @dataclass(frozen=True)
@@ -143,10 +163,221 @@ class Store(Protocol):
                         audit: dict[str, Any]) -> bool: ...
     def audit(self, repo: str | None = None, pr: int | None = None) -> list[dict]: ...
     def ping(self) -> None: ...
+    def close(self) -> None: ...
 
 
-class SqliteStore:
+class SqlStore(abc.ABC):
+    """The store's logic, in SQL that SQLite and PostgreSQL both run (`?` placeholders, ON CONFLICT).
+
+    An engine provides `_tx(fn)`, which runs `fn(db)` in one write transaction (`db.execute(sql, args)`
+    returns a cursor whose rows are read by column name), `_read(sql, args)`, `_next_runnable(db, now)`
+    (the row of the job `lease` claims), and `Conflict`, the error a unique index raises.
+    """
+
+    clock: Callable[[], float]
+    Conflict: type[Exception]
+
+    @abc.abstractmethod
+    def _tx(self, fn): ...
+
+    @abc.abstractmethod
+    def _read(self, sql: str, args: tuple = ()) -> list: ...
+
+    @abc.abstractmethod
+    def _next_runnable(self, db, now: float): ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    # --- deliveries and jobs ---------------------------------------------------------
+
+    def record_delivery(self, key: str, event: str, action: str, repo: str, pr: int | None,
+                        jobs: list[JobSpec]) -> bool:
+        """Record a delivery and enqueue its jobs atomically; False if the delivery was seen before."""
+        now = self.clock()
+
+        def run(db) -> bool:
+            inserted = db.execute(
+                "INSERT INTO deliveries (key, event, action, repo, pr, received_at) VALUES (?,?,?,?,?,?) "
+                "ON CONFLICT DO NOTHING", (key, event, action, repo, pr, now)).rowcount
+            if not inserted:
+                return False
+            self._enqueue(db, jobs, now)
+            return True
+
+        return self._tx(run)
+
+    def enqueue(self, jobs: list[JobSpec]) -> None:
+        now = self.clock()
+        self._tx(lambda db: self._enqueue(db, jobs, now))
+
+    @staticmethod
+    def _enqueue(db, jobs: list[JobSpec], now: float) -> None:
+        for spec in jobs:
+            db.execute(
+                """INSERT INTO jobs (kind, repo, pr, key, installation_id, payload, state, not_before,
+                                     created_at, updated_at)
+                   VALUES (?,?,?,?,?,?, 'queued', ?, ?, ?)
+                   ON CONFLICT (repo, pr, kind, key) WHERE state = 'queued'
+                   DO UPDATE SET payload = excluded.payload, installation_id = excluded.installation_id,
+                                 not_before = CASE WHEN excluded.not_before < jobs.not_before
+                                                   THEN excluded.not_before ELSE jobs.not_before END,
+                                 updated_at = excluded.updated_at""",
+                (spec.kind, spec.repo, spec.pr, spec.key, spec.installation_id, json.dumps(spec.payload, sort_keys=True),
+                 now + spec.delay, now, now))
+
+    def lease(self, owner: str, lease_seconds: float) -> Job | None:
+        """Claim the next runnable job whose PR has no other live running job."""
+        now = self.clock()
+
+        def run(db) -> Job | None:
+            row = self._next_runnable(db, now)
+            if row is None:
+                return None
+            if row["state"] == "running":
+                # A dead worker's job. If a newer queued job for the same PR and kind exists, that one supersedes it.
+                if db.execute("SELECT 1 FROM jobs WHERE repo=? AND pr=? AND kind=? AND key=? AND state='queued'",
+                              (row["repo"], row["pr"], row["kind"], row["key"])).fetchone():
+                    db.execute("UPDATE jobs SET state='done', updated_at=?, last_error='superseded after lease expiry' "
+                               "WHERE id=?", (now, row["id"]))
+                    return None
+            db.execute("UPDATE jobs SET state='running', lease_owner=?, lease_until=?, attempts=attempts+1, "
+                       "updated_at=? WHERE id=?", (owner, now + lease_seconds, now, row["id"]))
+            return Job(row["id"], row["kind"], row["repo"], row["pr"], row["key"], row["installation_id"],
+                       json.loads(row["payload"]), row["attempts"] + 1, row["created_at"], owner, row["waited"])
+
+        return self._tx(run)
+
+    def heartbeat(self, job: Job, owner: str, lease_seconds: float) -> bool:
+        """Extend the lease; False if this worker lost it (it must stop publishing)."""
+        now = self.clock()
+        return bool(self._tx(lambda db: db.execute(
+            "UPDATE jobs SET lease_until=?, updated_at=? WHERE id=? AND lease_owner=? AND state='running'",
+            (now + lease_seconds, now, job.id, owner)).rowcount))
+
+    def _finish(self, job: Job, owner: str, state: str, error: str | None, not_before: float | None = None,
+                waited: float = 0.0) -> None:
+        """End a run of `job`; `waited` > 0: it waits that long for a rate limit, which is not a failed try."""
+        now = self.clock()
+        end = ("UPDATE jobs SET state=?, last_error=?, not_before=coalesce(?, not_before), lease_owner=NULL, "
+               "lease_until=NULL, updated_at=?, waited=waited+?, attempts=attempts-? WHERE id=? AND lease_owner=?")
+        args = (state, error, not_before, now, waited, int(waited > 0), job.id, owner)
+
+        def run(db) -> None:
+            if state != "queued":
+                db.execute(end, args)
+                return
+            db.execute("SAVEPOINT requeue")
+            try:
+                db.execute(end, args)
+            except self.Conflict:
+                # A newer job of the same kind is already queued (jobs_one_queued says so): it will do the work.
+                db.execute("ROLLBACK TO requeue")
+                db.execute("UPDATE jobs SET state='done', last_error=?, updated_at=? WHERE id=? AND lease_owner=?",
+                           (f"superseded; last error: {error}", now, job.id, owner))
+            db.execute("RELEASE requeue")
+
+        self._tx(run)
+
+    def complete(self, job: Job, owner: str) -> None:
+        self._finish(job, owner, "done", None)
+
+    def retry(self, job: Job, owner: str, delay: float, error: str, rate_limited: bool = False) -> None:
+        """Run the job again after `delay`; a wait for a rate limit counts neither as a try nor against its budget."""
+        self._finish(job, owner, "queued", error, self.clock() + delay, delay if rate_limited else 0.0)
+
+    def fail(self, job: Job, owner: str, error: str) -> None:
+        self._finish(job, owner, "failed", error)
+
+    def queue_depth(self) -> int:
+        return self._read("SELECT count(*) AS n FROM jobs WHERE state IN ('queued', 'running')")[0]["n"]
+
+    def jobs(self, state: str | None = None) -> list[dict]:
+        sql = "SELECT * FROM jobs" + (" WHERE state = ?" if state else "") + " ORDER BY id"
+        return [dict(r) for r in self._read(sql, (state,) if state else ())]
+
+    # --- verdicts and audit ---------------------------------------------------------------
+
+    def record_verdict(self, repo: str, pr: int, head_sha: str, label: str, fingerprint: str = "") -> None:
+        now = self.clock()
+        self._tx(lambda db: self._verdict(db, repo, pr, head_sha, label, fingerprint, now))
+
+    @staticmethod
+    def _verdict(db, repo: str, pr: int, head_sha: str, label: str, fingerprint: str, now: float) -> None:
+        db.execute("INSERT INTO verdicts (repo, pr, head_sha, label, fingerprint, at) VALUES (?,?,?,?,?,?) "
+                   "ON CONFLICT (repo, pr, head_sha) DO UPDATE SET label=excluded.label, "
+                   "fingerprint=excluded.fingerprint, at=excluded.at", (repo, pr, head_sha, label, fingerprint, now))
+
+    def pin_signoff(self, repo: str, pr: int, signoff: str, fingerprint: str, head_sha: str) -> dict:
+        """The content `signoff` was first verified on: recorded now if this is its first verification."""
+        now = self.clock()
+
+        def run(db) -> dict:
+            db.execute("INSERT INTO signoffs (repo, pr, signoff, fingerprint, head_sha, at) "
+                       "VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING", (repo, pr, signoff, fingerprint, head_sha, now))
+            return dict(db.execute("SELECT * FROM signoffs WHERE repo=? AND pr=? AND signoff=?",
+                                   (repo, pr, signoff)).fetchone())
+
+        return self._tx(run)
+
+    def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None:
+        rows = self._read("SELECT * FROM verdicts WHERE repo=? AND pr=? AND head_sha=?", (repo, pr, head_sha))
+        return dict(rows[0]) if rows else None
+
+    def last_verdict(self, repo: str, pr: int) -> dict | None:
+        rows = self._read("SELECT * FROM verdicts WHERE repo=? AND pr=? AND label != 'NO_SIGNOFF' "
+                          "ORDER BY at DESC LIMIT 1", (repo, pr))
+        return dict(rows[0]) if rows else None
+
+    def append_audit(self, record: dict[str, Any]) -> None:
+        now = self.clock()
+        self._tx(lambda db: self._audit(db, record, now))
+
+    @staticmethod
+    def _audit(db, record: dict[str, Any], now: float) -> None:
+        db.execute("INSERT INTO audit (at, delivery, repo, pr, head_sha, inputs_digest, verdict, published) "
+                   "VALUES (?,?,?,?,?,?,?,?)",
+                   (now, record.get("delivery"), record["repo"], record["pr"], record["head_sha"],
+                    record["inputs_digest"], record["verdict"], json.dumps(record.get("published", {}), sort_keys=True)))
+
+    def record_decision(self, job: Job, head_sha: str, label: str, fingerprint: str,
+                        audit: dict[str, Any]) -> bool:
+        """Record a verification's verdict and audit record and end its job `done`, in one transaction,
+        if the job's worker still holds its lease. False when it lost the lease: the job runs again
+        elsewhere and records its own decision. A worker killed before this has its job run again; one
+        killed after it has nothing left to redo, so no job's decision is recorded twice."""
+        now = self.clock()
+
+        def run(db) -> bool:
+            ended = db.execute("UPDATE jobs SET state='done', last_error=NULL, lease_owner=NULL, lease_until=NULL, "
+                               "updated_at=? WHERE id=? AND lease_owner=? AND state='running'",
+                               (now, job.id, job.owner)).rowcount
+            if not ended:
+                return False
+            self._verdict(db, job.repo, job.pr, head_sha, label, fingerprint, now)
+            self._audit(db, audit, now)
+            return True
+
+        return bool(self._tx(run))
+
+    def audit(self, repo: str | None = None, pr: int | None = None) -> list[dict]:
+        sql, args = "SELECT * FROM audit WHERE 1=1", []
+        if repo:
+            sql += " AND repo = ?"
+            args.append(repo)
+        if pr is not None:
+            sql += " AND pr = ?"
+            args.append(pr)
+        return [dict(r) for r in self._read(sql + " ORDER BY id", tuple(args))]
+
+    def ping(self) -> None:
+        self._read("SELECT 1")
+
+
+class SqliteStore(SqlStore):
     """The embedded default: one SQLite file, shared safely by threads and processes."""
+
+    Conflict = sqlite3.IntegrityError
 
     def __init__(self, path: str, clock=time.time):
         self.path = path
@@ -162,15 +393,23 @@ class SqliteStore:
         self._db.execute("PRAGMA wal_autocheckpoint=0")
         self._writes = 0
         self._checkpointer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-checkpoint")
-        with self._lock:
-            self._db.executescript(SCHEMA)
         self._tx(self._migrate)
 
     @staticmethod
     def _migrate(db: sqlite3.Connection) -> None:
-        """Bring a database made by an older version up to SCHEMA."""
-        if "waited" not in {row["name"] for row in db.execute("PRAGMA table_info(jobs)")}:
-            db.execute("ALTER TABLE jobs ADD COLUMN waited REAL NOT NULL DEFAULT 0")
+        """Apply the migrations the database lacks (BEGIN IMMEDIATE: one process at a time)."""
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(SQLITE_MIGRATIONS):
+            raise SchemaTooNew(f"the database is at schema version {version}; this release knows "
+                               f"{len(SQLITE_MIGRATIONS)}")
+        if version == 0:
+            columns = {row["name"] for row in db.execute("PRAGMA table_info(jobs)")}
+            if columns and "waited" not in columns:  # made before jobs had `waited`
+                db.execute("ALTER TABLE jobs ADD COLUMN waited REAL NOT NULL DEFAULT 0")
+        for statements in SQLITE_MIGRATIONS[version:]:
+            for sql in statements:
+                db.execute(sql)
+        db.execute(f"PRAGMA user_version = {len(SQLITE_MIGRATIONS)}")
 
     def close(self) -> None:
         self._checkpointer.shutdown(wait=True)
@@ -201,186 +440,22 @@ class SqliteStore:
         with self._lock:
             return self._db.execute(sql, args).fetchall()
 
-    # --- deliveries and jobs ---------------------------------------------------------
-
-    def record_delivery(self, key: str, event: str, action: str, repo: str, pr: int | None,
-                        jobs: list[JobSpec]) -> bool:
-        """Record a delivery and enqueue its jobs atomically; False if the delivery was seen before."""
-        now = self.clock()
-
-        def run(db: sqlite3.Connection) -> bool:
-            inserted = db.execute(
-                "INSERT OR IGNORE INTO deliveries (key, event, action, repo, pr, received_at) VALUES (?,?,?,?,?,?)",
-                (key, event, action, repo, pr, now)).rowcount
-            if not inserted:
-                return False
-            self._enqueue(db, jobs, now)
-            return True
-
-        return self._tx(run)
-
-    def enqueue(self, jobs: list[JobSpec]) -> None:
-        now = self.clock()
-        self._tx(lambda db: self._enqueue(db, jobs, now))
-
     @staticmethod
-    def _enqueue(db: sqlite3.Connection, jobs: list[JobSpec], now: float) -> None:
-        for spec in jobs:
-            db.execute(
-                """INSERT INTO jobs (kind, repo, pr, key, installation_id, payload, state, not_before,
-                                     created_at, updated_at)
-                   VALUES (?,?,?,?,?,?, 'queued', ?, ?, ?)
-                   ON CONFLICT (repo, pr, kind, key) WHERE state = 'queued'
-                   DO UPDATE SET payload = excluded.payload, installation_id = excluded.installation_id,
-                                 not_before = min(jobs.not_before, excluded.not_before), updated_at = excluded.updated_at""",
-                (spec.kind, spec.repo, spec.pr, spec.key, spec.installation_id, json.dumps(spec.payload, sort_keys=True),
-                 now + spec.delay, now, now))
+    def _next_runnable(db: sqlite3.Connection, now: float) -> sqlite3.Row | None:
+        """The first runnable job; no other process can claim it meanwhile (the write lock is ours)."""
+        return db.execute(f"SELECT * FROM jobs j WHERE {RUNNABLE} ORDER BY j.not_before, j.id LIMIT 1",
+                          (now, now, now)).fetchone()
 
-    def lease(self, owner: str, lease_seconds: float) -> Job | None:
-        """Claim the next runnable job whose PR has no other live running job."""
-        now = self.clock()
 
-        def run(db: sqlite3.Connection) -> Job | None:
-            row = db.execute(
-                """SELECT * FROM jobs j
-                   WHERE ((j.state = 'queued' AND j.not_before <= :now)
-                          OR (j.state = 'running' AND j.lease_until <= :now))
-                     AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.repo = j.repo AND r.pr = j.pr AND r.id != j.id
-                                     AND r.state = 'running' AND r.lease_until > :now)
-                   ORDER BY j.not_before, j.id LIMIT 1""", {"now": now}).fetchone()
-            if row is None:
-                return None
-            if row["state"] == "running":
-                # A dead worker's job. If a newer queued job for the same PR and kind exists, that one supersedes it.
-                if db.execute("SELECT 1 FROM jobs WHERE repo=? AND pr=? AND kind=? AND key=? AND state='queued'",
-                              (row["repo"], row["pr"], row["kind"], row["key"])).fetchone():
-                    db.execute("UPDATE jobs SET state='done', updated_at=?, last_error='superseded after lease expiry' "
-                               "WHERE id=?", (now, row["id"]))
-                    return None
-            db.execute("UPDATE jobs SET state='running', lease_owner=?, lease_until=?, attempts=attempts+1, "
-                       "updated_at=? WHERE id=?", (owner, now + lease_seconds, now, row["id"]))
-            return Job(row["id"], row["kind"], row["repo"], row["pr"], row["key"], row["installation_id"],
-                       json.loads(row["payload"]), row["attempts"] + 1, row["created_at"], owner, row["waited"])
+def sqlite_path(db: str) -> str:
+    """The file a SQLite setting names: a path, or sqlite:///PATH."""
+    return db[len(SQLITE_SCHEME):] if db.startswith(SQLITE_SCHEME) else db
 
-        return self._tx(run)
 
-    def heartbeat(self, job: Job, owner: str, lease_seconds: float) -> bool:
-        """Extend the lease; False if this worker lost it (it must stop publishing)."""
-        now = self.clock()
-        return bool(self._tx(lambda db: db.execute(
-            "UPDATE jobs SET lease_until=?, updated_at=? WHERE id=? AND lease_owner=? AND state='running'",
-            (now + lease_seconds, now, job.id, owner)).rowcount))
+def open_store(db: str, clock: Callable[[], float] = time.time) -> SqlStore:
+    """The store SIGNOFF_BOT_DB names: PostgreSQL for a postgresql:// URL, else a SQLite file."""
+    if db.startswith(POSTGRES_SCHEMES):
+        from .store_pg import PostgresStore  # psycopg is imported only by deployments that use it
 
-    def _finish(self, job: Job, owner: str, state: str, error: str | None, not_before: float | None = None,
-                waited: float = 0.0) -> None:
-        """End a run of `job`; `waited` > 0: it waits that long for a rate limit, which is not a failed try."""
-        now = self.clock()
-
-        def run(db: sqlite3.Connection) -> None:
-            if state == "queued" and db.execute(
-                    "SELECT 1 FROM jobs WHERE repo=? AND pr=? AND kind=? AND key=? AND state='queued'",
-                    (job.repo, job.pr, job.kind, job.key)).fetchone():
-                # A newer job of the same kind is already queued: it will do the work.
-                db.execute("UPDATE jobs SET state='done', last_error=?, updated_at=? WHERE id=? AND lease_owner=?",
-                           (f"superseded; last error: {error}", now, job.id, owner))
-                return
-            db.execute("UPDATE jobs SET state=?, last_error=?, not_before=coalesce(?, not_before), lease_owner=NULL, "
-                       "lease_until=NULL, updated_at=?, waited=waited+?, attempts=attempts-? WHERE id=? AND lease_owner=?",
-                       (state, error, not_before, now, waited, int(waited > 0), job.id, owner))
-
-        self._tx(run)
-
-    def complete(self, job: Job, owner: str) -> None:
-        self._finish(job, owner, "done", None)
-
-    def retry(self, job: Job, owner: str, delay: float, error: str, rate_limited: bool = False) -> None:
-        """Run the job again after `delay`; a wait for a rate limit counts neither as a try nor against its budget."""
-        self._finish(job, owner, "queued", error, self.clock() + delay, delay if rate_limited else 0.0)
-
-    def fail(self, job: Job, owner: str, error: str) -> None:
-        self._finish(job, owner, "failed", error)
-
-    def queue_depth(self) -> int:
-        return self._read("SELECT count(*) FROM jobs WHERE state IN ('queued', 'running')")[0][0]
-
-    def jobs(self, state: str | None = None) -> list[dict]:
-        sql = "SELECT * FROM jobs" + (" WHERE state = ?" if state else "") + " ORDER BY id"
-        return [dict(r) for r in self._read(sql, (state,) if state else ())]
-
-    # --- verdicts and audit ---------------------------------------------------------------
-
-    def record_verdict(self, repo: str, pr: int, head_sha: str, label: str, fingerprint: str = "") -> None:
-        now = self.clock()
-        self._tx(lambda db: self._verdict(db, repo, pr, head_sha, label, fingerprint, now))
-
-    @staticmethod
-    def _verdict(db: sqlite3.Connection, repo: str, pr: int, head_sha: str, label: str, fingerprint: str,
-                 now: float) -> None:
-        db.execute("INSERT INTO verdicts (repo, pr, head_sha, label, fingerprint, at) VALUES (?,?,?,?,?,?) "
-                   "ON CONFLICT (repo, pr, head_sha) DO UPDATE SET label=excluded.label, "
-                   "fingerprint=excluded.fingerprint, at=excluded.at", (repo, pr, head_sha, label, fingerprint, now))
-
-    def pin_signoff(self, repo: str, pr: int, signoff: str, fingerprint: str, head_sha: str) -> dict:
-        """The content `signoff` was first verified on: recorded now if this is its first verification."""
-        now = self.clock()
-
-        def run(db: sqlite3.Connection) -> dict:
-            db.execute("INSERT OR IGNORE INTO signoffs (repo, pr, signoff, fingerprint, head_sha, at) "
-                       "VALUES (?,?,?,?,?,?)", (repo, pr, signoff, fingerprint, head_sha, now))
-            return dict(db.execute("SELECT * FROM signoffs WHERE repo=? AND pr=? AND signoff=?",
-                                   (repo, pr, signoff)).fetchone())
-
-        return self._tx(run)
-
-    def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None:
-        rows = self._read("SELECT * FROM verdicts WHERE repo=? AND pr=? AND head_sha=?", (repo, pr, head_sha))
-        return dict(rows[0]) if rows else None
-
-    def last_verdict(self, repo: str, pr: int) -> dict | None:
-        rows = self._read("SELECT * FROM verdicts WHERE repo=? AND pr=? AND label != 'NO_SIGNOFF' "
-                          "ORDER BY at DESC LIMIT 1", (repo, pr))
-        return dict(rows[0]) if rows else None
-
-    def append_audit(self, record: dict[str, Any]) -> None:
-        now = self.clock()
-        self._tx(lambda db: self._audit(db, record, now))
-
-    @staticmethod
-    def _audit(db: sqlite3.Connection, record: dict[str, Any], now: float) -> None:
-        db.execute("INSERT INTO audit (at, delivery, repo, pr, head_sha, inputs_digest, verdict, published) "
-                   "VALUES (?,?,?,?,?,?,?,?)",
-                   (now, record.get("delivery"), record["repo"], record["pr"], record["head_sha"],
-                    record["inputs_digest"], record["verdict"], json.dumps(record.get("published", {}), sort_keys=True)))
-
-    def record_decision(self, job: Job, head_sha: str, label: str, fingerprint: str,
-                        audit: dict[str, Any]) -> bool:
-        """Record a verification's verdict and audit record and end its job `done`, in one transaction,
-        if the job's worker still holds its lease. False when it lost the lease: the job runs again
-        elsewhere and records its own decision. A worker killed before this has its job run again; one
-        killed after it has nothing left to redo, so no job's decision is recorded twice."""
-        now = self.clock()
-
-        def run(db: sqlite3.Connection) -> bool:
-            ended = db.execute("UPDATE jobs SET state='done', last_error=NULL, lease_owner=NULL, lease_until=NULL, "
-                               "updated_at=? WHERE id=? AND lease_owner=? AND state='running'",
-                               (now, job.id, job.owner)).rowcount
-            if not ended:
-                return False
-            self._verdict(db, job.repo, job.pr, head_sha, label, fingerprint, now)
-            self._audit(db, audit, now)
-            return True
-
-        return bool(self._tx(run))
-
-    def audit(self, repo: str | None = None, pr: int | None = None) -> list[dict]:
-        sql, args = "SELECT * FROM audit WHERE 1=1", []
-        if repo:
-            sql += " AND repo = ?"
-            args.append(repo)
-        if pr is not None:
-            sql += " AND pr = ?"
-            args.append(pr)
-        return [dict(r) for r in self._read(sql + " ORDER BY id", tuple(args))]
-
-    def ping(self) -> None:
-        self._read("SELECT 1")
+        return PostgresStore(db, clock)
+    return SqliteStore(sqlite_path(db), clock)

@@ -170,7 +170,8 @@ class Reconciler:
                                     state="open")
                 specs = [JobSpec("verify", repo.full_name, p.number, installation.id, {"reason": "reconcile"})
                          for p in pulls if not p.draft
-                         and self.store.verdict_for(repo.full_name, p.number, p.head.sha) is None]
+                         and await asyncio.to_thread(self.store.verdict_for, repo.full_name, p.number, p.head.sha)
+                         is None]
                 if specs:
                     await asyncio.to_thread(self.store.enqueue, specs)
                     queued += len(specs)

@@ -3,7 +3,8 @@
 `Stack` starts `signoff-bot fake-github WORLD --webhook-url …` and
 `signoff-bot serve` with its environment pointing at the fake, and offers the
 few moves a test needs: act as a GitHub user, deliver a stored object as a
-webhook, read what the App wrote, wait for a condition, kill and restart the App.
+webhook, read what the App wrote (on GitHub and in its database), wait for a
+condition, kill and restart the App.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from typing import Any, Callable
 import httpx
 
 from app.replay import throwaway_key
+from app.store import SqlStore, open_store
 
 SECRET = "e2e-webhook-secret"
 E2E_WORLD = Path(__file__).resolve().parent / "worlds" / "e2e"
 REPO = "demo-org/InferenceX-demo"
 KEY = throwaway_key()
+START_TIMEOUT = 60.0  # seconds for a started App to answer /healthz
 
 
 def free_port() -> int:
@@ -34,10 +37,12 @@ def free_port() -> int:
 
 
 class Stack:
-    def __init__(self, tmp: Path, world: Path = E2E_WORLD, env: dict[str, str] | None = None, apps: int = 1):
+    def __init__(self, tmp: Path, world: Path = E2E_WORLD, env: dict[str, str] | None = None, apps: int = 1,
+                 db: str | None = None):
         self.tmp = tmp
         self.world = world
-        self.db = str(tmp / "signoff-bot.db")
+        self.db = db or str(tmp / "signoff-bot.db")  # SIGNOFF_BOT_DB: a SQLite file, or a postgresql:// URL
+        self._store: SqlStore | None = None
         self.extra_env = env or {}
         self.app_ports = [free_port() for _ in range(apps)]
         self.app_url = f"http://127.0.0.1:{self.app_ports[0]}"
@@ -55,11 +60,17 @@ class Stack:
             stdout=subprocess.PIPE, stderr=open(self.tmp / "fake.log", "wb"), text=True)
         self.fake_url = self.fake.stdout.readline().strip()
         assert self.fake_url.startswith("http://127.0.0.1:"), "the fake GitHub did not start"
+        for n in range(len(self.apps)):  # side by side: a second App does not start in the first one's work
+            self._spawn(n)
         for n in range(len(self.apps)):
-            self.start_app(n)
+            self._wait_healthy(n)
         return self
 
     def start_app(self, n: int = 0) -> None:
+        self._spawn(n)
+        self._wait_healthy(n)
+
+    def _spawn(self, n: int) -> None:
         env = {**os.environ, "SIGNOFF_BOT_APP_ID": "1", "SIGNOFF_BOT_PRIVATE_KEY": KEY,
                "SIGNOFF_BOT_WEBHOOK_SECRET": SECRET, "SIGNOFF_BOT_GITHUB_URL": self.fake_url,
                "SIGNOFF_BOT_DB": self.db, "SIGNOFF_BOT_LEASE_SECONDS": "3", "SIGNOFF_BOT_RECONCILE_SECONDS": "3600",
@@ -68,13 +79,21 @@ class Stack:
         self.apps[n] = subprocess.Popen(
             [sys.executable, "-m", "app.cli", "serve", "--port", str(self.app_ports[n])],
             env=env, stdout=log, stderr=log)
-        self.wait(lambda: self._healthy(n), 20, f"app {n} did not become healthy")
+
+    def _wait_healthy(self, n: int) -> None:
+        # Importing the App takes a few seconds of CPU; on two cores shared with busy Apps and other
+        # test runs, several times that.
+        self.wait(lambda: self._healthy(n), START_TIMEOUT, f"app {n} did not become healthy")
 
     def _healthy(self, n: int) -> bool:
         try:
             return httpx.get(f"http://127.0.0.1:{self.app_ports[n]}/healthz", timeout=1).status_code == 200
         except httpx.HTTPError:
             return False
+
+    def pid(self, n: int = 0) -> int | None:
+        proc = self.apps[n]
+        return proc.pid if proc is not None else None
 
     def kill_app(self, n: int = 0) -> None:
         proc = self.apps[n]
@@ -95,9 +114,21 @@ class Stack:
         if self.fake is not None:
             self.fake.terminate()
             self.fake.wait(10)
+        if self._store is not None:
+            self._store.close()
+
+    def store(self) -> SqlStore:
+        """The App's database, opened by the test as another process would."""
+        if self._store is None:
+            self._store = open_store(self.db)
+        return self._store
 
     def __enter__(self) -> "Stack":
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:  # an App that did not come up: end the processes already started
+            self.stop()
+            raise
 
     def __exit__(self, *exc: object) -> None:
         self.stop()

@@ -1,4 +1,4 @@
-"""Shared fixtures: where the shared real-PR worlds are (when the folder exists)."""
+"""Shared fixtures: where the shared real-PR worlds are (when the folder exists), and the databases."""
 
 from __future__ import annotations
 
@@ -78,3 +78,30 @@ def present(path: Path | None, folder: Path) -> Path:
             pytest.fail(why)
         pytest.skip(why)
     return path
+
+
+# --- databases: each store test runs on SQLite and on a real PostgreSQL server ----------------------
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server of the test run's own; skipped where none can run, but never in CI."""
+    from .databases import PostgresServer, unavailable
+
+    reason = unavailable()
+    if reason:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"the PostgreSQL tests must run in CI, but {reason}")
+        pytest.skip(f"PostgreSQL store tests skipped: {reason}")
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request, tmp_path) -> str:
+    """A new, empty database of each engine, as SIGNOFF_BOT_DB names it: a file path or a postgresql:// URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "bot.db")
+    return request.getfixturevalue("postgres").new_database()
+

@@ -64,6 +64,17 @@ def test_configuration_errors_name_the_problem_not_the_value():
     assert "hunter2" not in message and not leaks(message)
 
 
+def test_the_database_password_is_never_printed():
+    settings = Settings(app_id=7, private_key=KEY, webhook_secret=SECRET,
+                        db_path="postgresql://bot:hunter2@db.internal:5432/signoff?password=hunter2&sslmode=require")
+    for text in (repr(settings), str(settings), repr([settings])):
+        assert "hunter2" not in text and "postgresql://bot:***@db.internal:5432/signoff" in text
+    with pytest.raises(ConfigError) as raised:
+        Settings.from_env({"SIGNOFF_BOT_APP_ID": "1", "SIGNOFF_BOT_PRIVATE_KEY": KEY, "SIGNOFF_BOT_WEBHOOK_SECRET": SECRET,
+                           "SIGNOFF_BOT_DB": "mysql://bot:hunter2@db/signoff"})
+    assert "SIGNOFF_BOT_DB must be" in str(raised.value) and "hunter2" not in str(raised.value)
+
+
 def test_serve_refuses_a_bad_configuration_without_echoing_it(tmp_path):
     env = {**os.environ, "SIGNOFF_BOT_APP_ID": "x", "SIGNOFF_BOT_PRIVATE_KEY": "hunter2-not-a-key",
            "SIGNOFF_BOT_WEBHOOK_SECRET": SECRET, "SIGNOFF_BOT_DB": str(tmp_path / "db")}

@@ -1,12 +1,20 @@
-"""The durable queue: coalescing, per-PR exclusivity, lease expiry, retries, the append-only audit."""
+"""The durable queue: coalescing, per-PR exclusivity, lease expiry, retries, the append-only audit,
+the versioned schema. Every test that takes `db` runs on SQLite and on a real PostgreSQL server."""
 
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from app.store import JobSpec, SqliteStore
+from app.store import SQLITE_MIGRATIONS, JobSpec, SchemaTooNew, SqliteStore, open_store
+from app.store_pg import PG_MIGRATIONS, PostgresStore
+
+from .databases import query
 
 
 class Clock:
@@ -23,8 +31,22 @@ def clock():
 
 
 @pytest.fixture
-def store(tmp_path, clock):
-    return SqliteStore(str(tmp_path / "bot.db"), clock=clock)
+def opened(db, clock):
+    """Open stores on `db` as processes would, each with its own connections; closed after the test."""
+    stores = []
+
+    def open_one(clock=clock):
+        stores.append(open_store(db, clock))
+        return stores[-1]
+
+    yield open_one
+    for store in stores:
+        store.close()
+
+
+@pytest.fixture
+def store(opened):
+    return opened()
 
 
 def verify(pr=1, **payload):
@@ -100,15 +122,17 @@ def test_fail_records_the_reason(store):
     assert store.queue_depth() == 0
 
 
-def test_the_audit_trail_is_append_only(store, tmp_path):
+def test_the_audit_trail_is_append_only(store, db):
     store.append_audit({"repo": "o/r", "pr": 1, "head_sha": "abc", "inputs_digest": "d", "verdict": "PASS",
                         "published": {"writes": ["x"]}})
     assert store.audit(pr=1)[0]["verdict"] == "PASS"
-    db = sqlite3.connect(str(tmp_path / "bot.db"))
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        db.execute("UPDATE audit SET verdict = 'FAIL'")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        db.execute("DELETE FROM audit")
+    changes = ["UPDATE audit SET verdict = 'FAIL'", "DELETE FROM audit"]
+    if db.startswith("postgresql://"):
+        changes.append("TRUNCATE audit")
+    for sql in changes:
+        with pytest.raises(Exception, match="append-only"):
+            query(db, sql)
+    assert [r["verdict"] for r in store.audit()] == ["PASS"]
 
 
 def test_a_decision_ends_its_job_and_is_recorded_once(store, clock):
@@ -153,6 +177,40 @@ def test_an_older_database_gains_the_waited_column(tmp_path, clock):
     store = SqliteStore(str(tmp_path / "old.db"), clock=clock)
     assert store.lease("w1", 30).waited == 0
     SqliteStore(str(tmp_path / "old.db"), clock=clock)  # opening it again changes nothing
+    assert query(str(tmp_path / "old.db"), "PRAGMA user_version") == [(len(SQLITE_MIGRATIONS),)]
+
+
+def schema_versions(db: str) -> list[int]:
+    """The migrations the database records as applied."""
+    if db.startswith("postgresql://"):
+        return [v for (v,) in query(db, "SELECT version FROM schema_migrations ORDER BY version")]
+    return list(range(1, query(db, "PRAGMA user_version")[0][0] + 1))
+
+
+def test_the_schema_is_migrated_once_however_many_processes_start_together(db, opened):
+    with ThreadPoolExecutor(4) as pool:
+        stores = list(pool.map(lambda _: opened(), range(4)))
+    latest = len(PG_MIGRATIONS if db.startswith("postgresql://") else SQLITE_MIGRATIONS)
+    assert schema_versions(db) == list(range(1, latest + 1))
+    stores[0].enqueue([verify()])
+    opened()  # opening it again changes nothing
+    assert schema_versions(db) == list(range(1, latest + 1))
+    assert [j["state"] for j in stores[3].jobs()] == ["queued"]
+
+
+def test_a_database_of_a_newer_release_is_refused(db, opened):
+    opened()
+    if db.startswith("postgresql://"):
+        query(db, "INSERT INTO schema_migrations (version, applied_at) VALUES (999, 0)")
+    else:
+        query(db, "PRAGMA user_version = 999")
+    with pytest.raises(SchemaTooNew, match="version 999"):
+        opened()
+
+
+def test_both_engines_migrate_to_the_same_version():
+    """A new table or column is a new version on both engines (app/store.py, app/store_pg.py)."""
+    assert len(PG_MIGRATIONS) == len(SQLITE_MIGRATIONS)
 
 
 def test_verdicts_by_head(store):
@@ -162,9 +220,102 @@ def test_verdicts_by_head(store):
     assert store.last_verdict("o/r", 1)["fingerprint"] == "fp1"
 
 
-def test_two_processes_share_one_database(tmp_path, clock):
-    a = SqliteStore(str(tmp_path / "shared.db"), clock=clock)
-    b = SqliteStore(str(tmp_path / "shared.db"), clock=clock)
+def test_a_sign_off_is_pinned_to_the_content_it_was_first_verified_on(store):
+    first = store.pin_signoff("o/r", 1, "issue_comment:5:t1", "fp1", "a" * 40)
+    again = store.pin_signoff("o/r", 1, "issue_comment:5:t1", "fp2", "b" * 40)
+    assert (first["fingerprint"], first["head_sha"]) == (again["fingerprint"], again["head_sha"]) == ("fp1", "a" * 40)
+    assert store.pin_signoff("o/r", 1, "issue_comment:5:t2", "fp2", "b" * 40)["fingerprint"] == "fp2"
+
+
+def test_a_retry_while_a_newer_job_is_queued_gives_way_to_it(store):
+    store.enqueue([verify(reason="first")])
+    job = store.lease("w1", 30)
+    store.enqueue([verify(reason="newer")])
+    store.retry(job, "w1", 60, "GitHub answered 502")
+    assert [(j["state"], j["last_error"]) for j in store.jobs()] == [
+        ("done", "superseded; last error: GitHub answered 502"), ("queued", None)]
+    assert store.lease("w1", 30).payload["reason"] == "newer"
+
+
+def test_two_processes_share_one_database(opened):
+    a, b = opened(), opened()
     a.enqueue([verify()])
     assert a.lease("a", 30) is not None
     assert b.lease("b", 30) is None
+
+
+def test_one_delivery_sent_to_every_process_at_once_is_recorded_once(opened):
+    stores = [opened() for _ in range(4)]
+    start = threading.Barrier(len(stores))
+
+    def deliver(store):
+        start.wait()
+        return store.record_delivery("h:t:same", "issue_comment", "created", "o/r", 1, [verify()])
+
+    with ThreadPoolExecutor(len(stores)) as pool:
+        assert sorted(pool.map(deliver, stores)) == [False, False, False, True]
+    assert len(stores[0].jobs()) == 1
+
+
+def test_workers_of_several_processes_never_run_two_jobs_of_one_pr_at_once(opened):
+    """Eight workers over three processes drain 24 jobs of 4 PRs (6 kinds each): every job runs
+    once, and no two workers ever hold jobs of the same PR at the same time."""
+    stores = [opened(time.time) for _ in range(3)]
+    stores[0].enqueue([JobSpec(kind, "o/r", pr, 7) for pr in range(1, 5)
+                       for kind in ("verify", "lint", "opened", "comment", "sweep", "synchronize")])
+    holding: Counter[int] = Counter()
+    overlaps, ran = [], []
+    guard = threading.Lock()
+
+    def work(n: int) -> None:
+        store, owner = stores[n % len(stores)], f"w{n}"
+        idle_since = time.monotonic()
+        while time.monotonic() - idle_since < 1.0:
+            job = store.lease(owner, 30)
+            if job is None:
+                time.sleep(0.005)
+                continue
+            with guard:
+                holding[job.pr] += 1
+                if holding[job.pr] > 1:
+                    overlaps.append(job.pr)
+                ran.append(job.id)
+            time.sleep(0.01)
+            with guard:
+                holding[job.pr] -= 1
+            store.complete(job, owner)
+            idle_since = time.monotonic()
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(work, range(8)))
+    assert overlaps == []
+    assert sorted(ran) == sorted(j["id"] for j in stores[0].jobs()) and len(ran) == 24
+    assert {j["state"] for j in stores[0].jobs()} == {"done"}
+
+
+def test_a_postgresql_store_carries_on_after_the_server_restarts(postgres, clock):
+    """The pool checks a connection before handing it out: one that a restart (or a failover) broke is
+    replaced, so the first call after the restart succeeds."""
+    store = open_store(postgres.new_database(), clock)
+    try:
+        store.enqueue([verify()])
+        assert store.queue_depth() == 1
+        postgres.restart()
+        assert store.lease("w1", 30) is not None
+    finally:
+        store.close()
+
+
+def test_signoff_bot_db_names_the_engine(postgres, tmp_path):
+    """A path or sqlite:///PATH is a SQLite file; a postgresql:// (or postgres://) URL a PostgreSQL database."""
+    url = postgres.new_database()
+    stores = [open_store(str(tmp_path / "a.db")), open_store(f"sqlite:///{tmp_path / 'b.db'}"), open_store(url),
+              open_store(url.replace("postgresql://", "postgres://"))]
+    try:
+        assert [type(s) for s in stores] == [SqliteStore, SqliteStore, PostgresStore, PostgresStore]
+        assert [s.path for s in stores[:2]] == [str(tmp_path / "a.db"), str(tmp_path / "b.db")]
+        stores[2].enqueue([verify()])
+        assert stores[3].queue_depth() == 1
+    finally:
+        for s in stores:
+            s.close()
