@@ -95,7 +95,7 @@ class Part(NamedTuple):
     quoted: bool = False
     name: str = ""
     subscript: str = ""  # array subscript: "@", "*", a number, or ""
-    op: str = ""  # ":-", "-", ":=", "=", ":+", "+", "%", "%%", "#", "##", "/", "//"; "?" for any other operator
+    op: str = ""  # ":-", "-", ":=", "=", ":+", "+", "%", "%%", "#", "##", "/", "//", "#len"; "?" for any other
     arg: tuple["Part", ...] = ()
 
 
@@ -457,6 +457,10 @@ class _Lexer:
         return self.s[start:self.i - 1] if closed else self.s[start:]
 
     def _braced(self, text: str, quoted: bool) -> Part:
+        length = re.fullmatch(r"#([A-Za-z_][A-Za-z0-9_]*)(?:\[([@*])\])?", text)
+        if length:  # `${#NAME}`, `${#ARR[@]}`: a length
+            return Part("param", "${" + text + "}", quoted, name=length.group(1), subscript=length.group(2) or "",
+                        op="#len")
         m = re.match(r"([A-Za-z_][A-Za-z0-9_]*|\d+|[@*#?$!-])(?:\[([^\]]*)\])?", text)
         if not m or text.startswith(("#", "!")) and len(text) > 1:
             return Part("param", "${" + text + "}", quoted, name="", op="?")
@@ -879,6 +883,8 @@ class Token:
 
 
 _UNSET = object()  # a variable that was `unset` (expands to "")
+_OUT = "\x00out"  # inside `$(...)`: what its body has printed so far (a variable no script can name)
+_IMPURE = "\x00impure"  # set when the body of a `$(...)` ran a command whose output is not known
 
 
 @dataclass(frozen=True)
@@ -974,13 +980,40 @@ _RUN_WRAPPERS = _WRAPPERS | {"srun", "mpirun"}
 _SHELLS = frozenset({"bash", "sh"})
 
 
+_DOCKER_FLAGS = frozenset({"--rm", "--privileged", "--init", "-d", "--detach", "-i", "-t", "-it", "-ti", "--interactive",
+                           "--tty", "--read-only", "--no-healthcheck", "-P", "--publish-all", "--sig-proxy"})
+
+
+def _docker_run(values: list[str | None], i: int) -> int | None:
+    """For `docker run [options] IMAGE CMD...` at `i`: the index where the command starts, the image's
+    entrypoint put in front when it is a shell (`--entrypoint=/bin/bash IMAGE SCRIPT`); None otherwise."""
+    j, entrypoint = i + 2, None
+    while j < len(values) and (values[j] or "").startswith("-"):
+        option, eq, value = (values[j] or "").partition("=")
+        if option == "--entrypoint":
+            entrypoint = value if eq else (values[j + 1] if j + 1 < len(values) else None)
+        j += 1 if eq or option in _DOCKER_FLAGS else 2
+    j += 1  # the image
+    if j >= len(values):
+        return None
+    if entrypoint is not None and entrypoint.rsplit("/", 1)[-1] in _SHELLS:
+        values[j - 1] = entrypoint  # the shell the image runs, in the image's place
+        return j - 1
+    return j
+
+
 def _run_at(values: list[str | None]) -> tuple[str, int] | None:
     """(how, index of the script operand or of the `-c` string) of a command that runs a script; None if none."""
+    values = list(values)
     i = 0
     while i < len(values) and values[i] is not None and (
             values[i].rsplit("/", 1)[-1] in _RUN_WRAPPERS or values[i].startswith("-") or "=" in values[i]
             or re.fullmatch(r"[\d.]+[smhd]?", values[i])):
         i += 1
+    if i + 1 < len(values) and values[i] == "docker" and values[i + 1] == "run":
+        start = _docker_run(values, i)
+        found = _run_at(values[start:]) if start is not None else None
+        return (found[0], found[1] + start) if found else None
     head = (values[i] or "").rsplit("/", 1)[-1] if i < len(values) else ""
     if head in ("source", "."):
         return ("source", i + 1) if i + 1 < len(values) else None
@@ -1029,8 +1062,11 @@ class _Interpreter:
     script does not assign is unknown (None).
     """
 
-    def __init__(self, known: Mapping[str, str], watch: Callable[[list[str | None]], bool] | None = None):
+    def __init__(self, known: Mapping[str, str], watch: Callable[[list[str | None]], bool] | None = None,
+                 exists: Callable[[str], bool | None] | None = None, defaults: bool = False):
         self.known = dict(known)
+        self.exists = exists
+        self.defaults = defaults  # `known` is every variable the script is given: `${X:-d}` of another X is d
         self.funcs: dict[str, tuple] = {}
         self.called: set[str] = set()
         self.stack: list[str] = []
@@ -1057,6 +1093,10 @@ class _Interpreter:
             return (self.known[name],)
         return (None,)
 
+    def _passed(self, state: _State, name: str) -> bool:
+        """Whether a variable may come from outside the script: the runner's or a function argument."""
+        return name in self.known or name.isdigit() or name in state.vars
+
     def _positional(self, name: str) -> tuple:
         """`$1`.. / `$@` / `$#` inside a function call (a script's own arguments are not known)."""
         if not self.args:
@@ -1079,6 +1119,10 @@ class _Interpreter:
         return _dedupe(out)
 
     def _apply_op(self, state: _State, part: Part, alt) -> list:
+        if part.op == "#len":
+            if isinstance(alt, tuple):
+                return [str(len(alt)) if part.subscript else str(len(alt[0].first or "")) if alt else "0"]
+            return ["0" if alt is _UNSET else None if alt is None or UNKNOWN in alt else str(len(alt))]
         if isinstance(alt, tuple):  # an array
             if part.subscript in ("@", "*") or part.name in ("@", "*"):
                 value = alt
@@ -1101,6 +1145,8 @@ class _Interpreter:
                     for pattern in self._text(state, part.arg)]
         if value is None:  # unknown: either it is set, or the operator's word applies
             if op in (":-", "-", ":=", "="):
+                if self.defaults and alt is None and not self._passed(state, part.name):
+                    return self._text(state, part.arg)
                 return [None, *self._text(state, part.arg)]
             return [*self._text(state, part.arg), ""]
         empty = value in ("", ())
@@ -1159,17 +1205,32 @@ class _Interpreter:
 
     def substitute(self, state: _State, text: str) -> tuple:
         """Candidates of `$(text)`: the output of a pure builtin (`printf`, `echo`, `dirname`, `basename`) on
-        known arguments, else unknown. When tracing, the body is run in a subshell (a copy of the state) so
-        the scripts and commands it reaches are recorded."""
-        if self.tracing:
-            self.subshell(state, text, self.current)
+        known arguments, else unknown. When tracing, the body is run in a subshell (a copy of the state):
+        the scripts and commands it reaches are recorded, and what its `echo`s and `printf`s print is its
+        value when nothing else in it prints (`$(f 2)` of a function that echoes its result, `$([[ $X ]] &&
+        printf a || printf b)`)."""
         words = substitution_command(text)
-        if words is None:
+        if words is not None:  # an unknown argument is an unknown part of the output (`%s` of it), or all of it
+            candidates = [[UNKNOWN if c is None else c for c in self._text(state, w.parts)] for w in words]
+            out = [pure_output(list(combo)) for combo in itertools.islice(itertools.product(*candidates), _MAX_ALTS)]
+            return _dedupe(None if o is None or o.strip(UNKNOWN) == "" else o for o in out) or (None,)
+        if not self.tracing:
             return (None,)
-        candidates = [self._text(state, w.parts) for w in words]
-        out = [None if any(c is None for c in combo) else pure_output(list(combo))
-               for combo in itertools.islice(itertools.product(*candidates), _MAX_ALTS)]
-        return _dedupe(out) or (None,)
+        inner = state.copy()
+        inner.vars[_OUT] = _Binding(("",), 0)
+        after = self.subshell(inner, text, self.current, inline=True)
+        if after.vars.get(_IMPURE) is not None or _OUT not in after.vars:
+            return (None,)
+        return tuple(a.rstrip("\n") if isinstance(a, str) else None for a in after.vars[_OUT].alts)
+
+    def _print(self, state: _State, fields: list[Token]) -> None:
+        """Inside `$(...)`: what an `echo` / `printf` adds to the substitution's output."""
+        combos = itertools.islice(itertools.product(*(t.values for t in fields)), _MAX_ALTS)
+        outs = [None if None in combo else pure_output(list(combo)) for combo in combos]
+        outs = [None if o is None else o + ("\n" if fields[0].first == "echo" else "") for o in outs]
+        before = state.vars[_OUT]
+        alts = [None if a is None or not isinstance(a, str) or o is None else a + o for a in before.alts for o in outs]
+        state.vars[_OUT] = _Binding(_dedupe(alts), before.line)
 
     def subshell(self, state: _State, text: str | None, line: int, inline: bool = False) -> _State:
         """Run a string as shell code: in `state` itself (`eval`) or in a copy (`bash -c`, `$(...)`)."""
@@ -1309,7 +1370,7 @@ class _Interpreter:
             args = fields[1:]
             if args and args[-1].first in ("]", "]]"):
                 args = args[:-1]
-            return _test(args, pattern=command == "[["), state
+            return _test(args, command == "[[", self.exists), state
         if command in self.funcs and command not in self.stack:
             if self.watch is not None and self.watch(values):
                 self.calls.append(self._call(node, state))
@@ -1319,6 +1380,12 @@ class _Interpreter:
             self.launches.append(self._launch(node, state, fields, *found))
         if not self.tracing:
             return None, state
+        if _OUT in state.vars:  # inside `$(...)`
+            if command in ("echo", "printf") and len(fields) > (command == "printf"):
+                self._print(state, fields)
+                return True, state
+            if command not in ("eval", "cd"):
+                state.vars[_IMPURE] = _Binding(("1",), node.line)
         if self.watch(values):
             self.calls.append(self._call(node, state))
         if command == "eval":
@@ -1512,9 +1579,13 @@ def pure_output(argv: list[str]) -> str | None:
             args = args[1:]
         out = " ".join(args)
     elif command == "dirname":
+        if any(UNKNOWN in a.rsplit("/", 1)[0] + ("" if "/" in a else UNKNOWN) for a in args):
+            return UNKNOWN  # where the directory ends is not known
         out = "\n".join((posixpath.dirname(a.rstrip("/")) or ".") for a in args) if args else None
     elif command == "basename":
         out = posixpath.basename(args[0].rstrip("/")) if args else None
+        if out is not None and UNKNOWN in out:
+            return UNKNOWN
         if out is not None and len(args) > 1 and out.endswith(args[1]) and out != args[1]:
             out = out[:-len(args[1])]
     else:
@@ -1608,23 +1679,24 @@ _INT_OPS = {"-eq": operator.eq, "-ne": operator.ne, "-gt": operator.gt, "-ge": o
 _BINARY = {"=", "==", "!=", "<", ">", "=~", *_INT_OPS}
 
 
-def _test(args: list[Token], pattern: bool) -> bool | None:
+def _test(args: list[Token], pattern: bool, exists: Callable[[str], bool | None] | None = None) -> bool | None:
     """`[ ... ]` / `[[ ... ]]` over candidate values: decided only when every candidate agrees."""
     combos: list[list[str | None]] = [[]]
     for t in args:
         combos = [c + [_decided(v)] for c in combos for v in t.values][:_MAX_ALTS * 4]
-    results = {_Test(c, pattern).run() for c in combos}
+    results = {_Test(c, pattern, exists).run() for c in combos}
     return results.pop() if len(results) == 1 else None
 
 
 class _Test:
     """One `test` expression in three-valued logic (None: depends on something unknown)."""
 
-    def __init__(self, args: list[str | None], pattern: bool):
+    def __init__(self, args: list[str | None], pattern: bool, exists: Callable[[str], bool | None] | None = None):
         self.a = args
         self.pos = 0
         self.depth = 0
         self.pattern = pattern  # `[[ ]]`: the right side of = / != is a glob
+        self.exists = exists  # whether a file exists, where the caller knows
 
     def run(self) -> bool | None:
         value = self.or_()
@@ -1681,6 +1753,8 @@ class _Test:
         if first is not None and re.fullmatch(r"-[a-zA-Z]", first) and self.pos + 1 < len(a):
             operand = a[self.pos + 1]
             self.pos += 2
+            if first in ("-f", "-e", "-s", "-r", "-x") and self.exists is not None and operand is not None:
+                return self.exists(operand)
             if first not in ("-n", "-z"):
                 return None  # file tests and the like: not knowable here
             return None if operand is None else bool(operand) == (first == "-n")
@@ -1944,19 +2018,26 @@ class Script:
         return tuple(seen)
 
     def trace(self, env: Mapping[str, str] | None = None, path: str = "",
-              watch: Callable[[list[str | None]], bool] = lambda values: False) -> Trace:
+              watch: Callable[[list[str | None]], bool] = lambda values: False,
+              exists: Callable[[str], bool | None] | None = None, uncalled: bool = True,
+              defaults: bool = False) -> Trace:
         """Run the script with `env` as the known variables (and `path` as `$0`), as `launches` does, and also
         follow `eval`, `bash -c` strings and the bodies of `$(...)`; return the launches reached, every
         command for which `watch(its field values)` is true, and every script it runs or sources.
+        `exists(path)` answers file tests (`[ -f "$SCRIPT" ]`): True, False, or None where not known.
+        With `uncalled`, functions the script defines but never calls are run last (as `launches` does);
+        a library that is sourced is traced without (its callers call what they use). With `defaults`, `env`
+        is every variable the script is given: one it neither gets nor sets takes the default the script
+        gives it (`${DRAFT_PATH:-/models/x}`), as the line readers take it.
 
         Sourced files are not read (the caller resolves `Run.path` and traces them in turn).
         """
         known = dict(env or {})
         if path:
             known["0"] = path
-        interp = _Interpreter(known, watch)
+        interp = _Interpreter(known, watch, exists, defaults)
         state = interp.run(self.statements, _State({}, set()))
-        for name in list(interp.funcs):
+        for name in list(interp.funcs) if uncalled else ():
             if name not in interp.called:
                 interp.call(name, state.copy() if state.alive else _State({}, set()))
         return Trace(tuple(dict.fromkeys(interp.launches)), tuple(dict.fromkeys(interp.calls)),

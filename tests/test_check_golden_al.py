@@ -226,7 +226,7 @@ def test_agentic_entry_whose_script_is_missing_fails_closed():
     r = run([changed(MASTER, None, entry)], master_head={MASTER: entry},
             extra_files={HEAD: {"benchmarks/single_node/agentic/glm5.2_fp4_mi355x_sglang_mtp.sh": None,
                                     "benchmarks/single_node/agentic/glm5.2_fp4_mi355x_mtp.sh": None}})
-    assert r.status is Status.FAIL and (r.findings[0].path, r.findings[0].line) == (MASTER, 1)
+    assert r.status is Status.FAIL and (r.findings[0].path, r.findings[0].line) == (MASTER, 9)  # its point
     assert "glm5.2_fp4_mi355x_sglang_mtp.sh" in r.reason
 
 
