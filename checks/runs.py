@@ -56,7 +56,7 @@ from .context import Context
 from .evidence import Wanted
 from .masterconfig import EntryChange, iter_points
 from .shell import UNKNOWN, Run, Script, Trace
-from .yamlload import LineDict, LineList, YamlProblem, load
+from .yamlload import LineDict, LineList, YamlProblem
 
 MAX_HOPS = 4  # scripts run by scripts run by ... the first one
 MAX_REACHED = 16  # scripts one `reach` follows
@@ -220,7 +220,7 @@ class _Cache:
         self.ctx = ctx
         self.missing: dict[str, None] = {}
         self.traces: dict[tuple, Trace] = {}
-        self.runs: dict[tuple[str, str], tuple[PointRun, ...]] = {}
+        self.runs: dict[tuple[str, str, int], PointRun] = {}
 
     def read(self, path: str) -> str | None:
         """The text of `path` at head; a path the snapshot does not know is noted as missing."""
@@ -374,22 +374,27 @@ def recipe_target(ctx: Context, value: str) -> tuple[str, str] | None:
 
 def runs(ctx: Context, change: EntryChange) -> tuple[PointRun, ...]:
     """What each point of a changed entry runs at head (() when it has no head or does not parse)."""
-    cache = _cache(ctx)
-    key = (change.path, change.key)
-    if key not in cache.runs:
-        entry = change.head if change.error is None else None
-        cache.runs[key] = tuple(_point_run(ctx, cache, change.path, change.key, entry, p)
-                                for p in points(entry)) if entry is not None else ()
-    return cache.runs[key]
+    entry = change.head if change.error is None else None
+    return entry_runs(ctx, change.path, change.key, entry) if entry is not None else ()
 
 
 def entry_runs(ctx: Context, config_path: str, key: str, entry: dict) -> tuple[PointRun, ...]:
-    """`runs` for an entry at head that the PR may not change."""
+    """`runs` for any entry at head (the PR may not change it)."""
+    return tuple(run_of(ctx, config_path, key, entry, p) for p in points(entry))
+
+
+def run_of(ctx: Context, config_path: str, key: str, entry: dict, point: Point) -> PointRun:
+    """What one point of an entry runs (resolved on first use: launchers are read only for points asked about)."""
     cache = _cache(ctx)
-    if (config_path, key) not in cache.runs:
-        cache.runs[(config_path, key)] = tuple(_point_run(ctx, cache, config_path, key, entry, p)
-                                               for p in points(entry))
-    return cache.runs[(config_path, key)]
+    at = (config_path, key, point.line)
+    if at not in cache.runs:
+        cache.runs[at] = _point_run(ctx, cache, config_path, key, entry, point)
+    return cache.runs[at]
+
+
+# The point's parallelism and sequence lengths: they size the run, they do not pick its script.
+_SIZING = frozenset({"TP", "EP_SIZE", "DP_ATTENTION", "ISL", "OSL", "PREFILL_NUM_WORKERS", "PREFILL_TP", "PREFILL_EP",
+                     "PREFILL_DP_ATTN", "DECODE_NUM_WORKERS", "DECODE_TP", "DECODE_EP", "DECODE_DP_ATTN"})
 
 
 def _point_run(ctx: Context, cache: _Cache, config_path: str, key: str, entry: dict, point: Point) -> PointRun:
@@ -409,8 +414,9 @@ def _point_run(ctx: Context, cache: _Cache, config_path: str, key: str, entry: d
         cache.exists(c)
     scripts: list[Target] = []
     held = [lp for lp in launchers if cache.exists(lp)]
+    picking = {k: v for k, v in env.items() if k not in _SIZING}
     for launcher in held:
-        trace = cache.trace(launcher, cache.read(launcher) or "", env, _nothing, f"./{launcher}")
+        trace = cache.trace(launcher, cache.read(launcher) or "", picking, _nothing, f"./{launcher}")
         for run in trace.runs:
             if run.how == "source":
                 continue
@@ -452,7 +458,7 @@ def _launchers(ctx: Context, cache: _Cache, runner: str) -> tuple[str, ...]:
         if text is None:
             continue
         try:
-            doc = load(text)
+            doc = ctx.yaml(text)
         except YamlProblem:
             continue
         labels = doc.get("labels") if isinstance(doc, dict) else None
@@ -548,13 +554,20 @@ def points_running(ctx: Context, recipe: str) -> tuple[PointRun, ...]:
             continue
         if entry is None:
             continue
-        out += [r for r in entry_runs(ctx, naming.config_path, naming.key, entry)
-                if any(t.path == recipe for t in r.recipes)]
+        for point in points(entry):
+            if any(st.name == "CONFIG_FILE" for st in point.settings):
+                run = run_of(ctx, naming.config_path, naming.key, entry, point)
+                if any(t.path == recipe for t in run.recipes):
+                    out.append(run)
     return tuple(out)
 
 
-def iter_changed_runs(ctx: Context) -> Iterator[tuple[EntryChange, PointRun]]:
-    """(change, point run) of every point of every entry the PR adds or changes."""
+def iter_changed_runs(ctx: Context, select: Callable[[EntryChange, Point], bool] = lambda change, point: True
+                      ) -> Iterator[tuple[EntryChange, PointRun]]:
+    """(change, point run) of every point of every entry the PR adds or changes that `select` keeps (the
+    others are not resolved)."""
     for change in ctx.changed_entries:
-        for run in runs(ctx, change):
-            yield change, run
+        entry = change.head if change.error is None else None
+        for point in points(entry) if entry is not None else ():
+            if select(change, point):
+                yield change, run_of(ctx, change.path, change.key, entry, point)

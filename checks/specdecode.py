@@ -679,9 +679,8 @@ def _inventory(ctx: Context) -> Inventory:
             b.add(_recipe_unit(ctx, f.path, f.head_text, True, resolver.points_running(ctx, f.path)))
         elif is_config_script(f.path):
             b.add(_script_unit(ctx, f.path, f.head_text, True, dict(BASE_ENV)))
-    for change, run in resolver.iter_changed_runs(ctx):
-        if not point_is_spec(change.key, run.point):
-            continue
+    scripts: dict[str, list] = {}
+    for change, run in resolver.iter_changed_runs(ctx, lambda change, point: point_is_spec(change.key, point)):
         entry = change.head
         agentic = entry_is_agentic(change.key, entry) or "agentic" in run.point.scenario
         prefix = str(entry.get("model-prefix") or "")
@@ -709,14 +708,40 @@ def _inventory(ctx: Context) -> Inventory:
                 b.unlocated.append(Unlocated(change.path, change.key, run.point.line, agentic, (t.path,),
                                              "not known yet"))
                 continue
-            unit = _script_unit(ctx, t.path, text, ctx.snap.changed(t.path) is not None, run.env,
-                                refs=(_ref(run, agentic, prefix),), declared=f"{change.key} (spec-decoding: "
-                                f"{run.point.spec_decoding}, {change.path}:{run.point.line})")
-            if unit is not None and (agentic and not unit.agentic or prefix and unit.model_prefix != prefix):
-                unit = replace(unit, agentic=unit.agentic or agentic, model_prefix=prefix or unit.model_prefix)
-            b.add(unit)
+            scripts.setdefault(t.path, []).append((text, run, agentic, prefix, change))
+    for path, uses in scripts.items():
+        b.add(_entry_script_unit(ctx, path, uses))
     wanted = tuple(p for _h, p in resolver.missing(ctx).files)
     return Inventory(tuple(b.units[p] for p in sorted(b.units)), tuple(b.unlocated), wanted)
+
+
+MAX_ENVS = 4  # distinct point variables a script is read with
+
+
+def _entry_script_unit(ctx: Context, path: str, uses: list) -> SpecUnit | None:
+    """The unit of a script changed spec-decode points run: read with each distinct set of variables they
+    give it (at most MAX_ENVS), its settings the union of what each run reaches."""
+    text = uses[0][0]
+    refs = tuple(dict.fromkeys(_ref(run, agentic, prefix) for _t, run, agentic, prefix, _c in uses))
+    _t, run, agentic, prefix, change = uses[0]
+    declared = f"{change.key} (spec-decoding: {run.point.spec_decoding}, {change.path}:{run.point.line})"
+    unit = None
+    envs = list(dict.fromkeys(tuple(sorted(u[1].env.items())) for u in uses))[:MAX_ENVS]
+    for env in envs:
+        one = _script_unit(ctx, path, text, ctx.snap.changed(path) is not None, dict(env), refs, declared)
+        if one is None:
+            continue
+        if unit is None:
+            unit = one
+        else:
+            unit = replace(unit, configs=tuple(dict.fromkeys(unit.configs + one.configs)),
+                           simulations=tuple(dict.fromkeys(unit.simulations + one.simulations)),
+                           chain=unit.chain + tuple(x for x in one.chain if x not in unit.chain),
+                           agentic=unit.agentic or one.agentic)
+    if unit is not None:
+        agentic = agentic or any(u[2] for u in uses)
+        unit = replace(unit, agentic=unit.agentic or agentic, model_prefix=prefix or unit.model_prefix)
+    return unit
 
 
 def _declared_recipe(ctx: Context, path: str, text: str, changed: bool, run: resolver.PointRun) -> SpecUnit:
