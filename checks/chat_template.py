@@ -206,14 +206,15 @@ def _flags_verdict(call: Call) -> tuple[str, str]:
     chat_all = None
     mixed = None
     unknown = None
-    for word in call.words[1:]:
+    words = call.words[1:]
+    for i, word in enumerate(words):
         hits = [bool(v is not None and _CHAT.search(v)) for v in word]
         if word and all(hits):
             chat_all = _CHAT.search(word[0]).group(0).strip()
             break
         if any(hits):
             mixed = mixed or word
-        elif any(v is None for v in word):
+        elif any(v is None for v in word) and not _option_value(words, i):
             unknown = unknown or word
     if chat_all:
         return "chat", chat_all
@@ -223,6 +224,12 @@ def _flags_verdict(call: Call) -> tuple[str, str]:
     if unknown:
         return "unknown", "its arguments include values the script does not fix"
     return "raw", ""
+
+
+def _option_value(words: tuple, i: int) -> bool:
+    """Word i is the value of the option before it (`--model "$MODEL"`), so it carries no flag of its own."""
+    before = words[i - 1] if i > 0 else ()
+    return len(before) == 1 and (before[0] or "").startswith("--") and "=" not in (before[0] or "")
 
 
 def _lib_function(ctx: Context, chain: tuple[resolver.Reached, ...], name: str) -> tuple[str, tuple] | None:

@@ -1948,6 +1948,14 @@ def _read_whole(raw: list[str]) -> _Read:
                  docs, bisect.bisect_left(starts, len(lexer.s)) if len(lexer.s) < len(text) else len(raw))
 
 
+@lru_cache(maxsize=128)
+def _parsed(text: str, embedded: bool) -> _Read:
+    """The lexed and parsed script (a pure function of its text, immutable): the same library or launcher is
+    read by every evidence round and every PR of a backtest, and lexing it is most of reading it."""
+    raw = text.splitlines()
+    return (_read_embedded if embedded else _read_whole)(raw)
+
+
 def _read_embedded(raw: list[str]) -> _Read:
     """Each line lexed on its own; a heredoc body ends at its delimiter, indented or not."""
     statements: list = []
@@ -1993,7 +2001,8 @@ class Script:
     def __init__(self, text: str, embedded: bool = False):
         self.raw = text.splitlines()
         self.embedded = embedded
-        self._read = (_read_embedded if embedded else _read_whole)(self.raw)
+        self._read = _parsed(text, embedded) if len(text) <= MAX_SCRIPT else (
+            _read_embedded if embedded else _read_whole)(self.raw)
         self.statements = self._read.statements
         self._values: dict[str, str | None] = {}
         self._room = MAX_EXPANDED  # what values and expansions may still add; past it, variables stay as written
