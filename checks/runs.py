@@ -55,7 +55,7 @@ from typing import Any, Callable, Iterator, Mapping
 from .context import Context
 from .evidence import Wanted
 from .masterconfig import EntryChange, iter_points
-from .shell import UNKNOWN, Run, Script, Trace
+from .shell import UNKNOWN, Run, Trace
 from .yamlload import LineDict, LineList, YamlProblem
 
 MAX_HOPS = 4  # scripts run by scripts run by ... the first one
