@@ -58,8 +58,8 @@ from .masterconfig import EntryChange, iter_points
 from .shell import UNKNOWN, Run, Trace
 from .yamlload import LineDict, LineList, YamlProblem
 
-MAX_HOPS = 4  # scripts run by scripts run by ... the first one
-MAX_REACHED = 16  # scripts one `reach` follows
+MAX_HOPS = 6  # scripts run by scripts run by ... the first one
+MAX_REACHED = 24  # scripts one `reach` follows
 
 
 def _nothing(values: list[str | None]) -> bool:
@@ -276,9 +276,9 @@ class Reached:
 
 
 def _known_env(run: Run) -> dict[str, str]:
-    """The variables a run passes on whose value is decided."""
-    return {name: t.values[0] for name, t in run.env
-            if len(t.values) == 1 and isinstance(t.values[0], str) and UNKNOWN not in t.values[0]}
+    """The variables a run passes on: their value where it is decided, else UNKNOWN (set, value not known)."""
+    return {name: t.values[0] if len(t.values) == 1 and isinstance(t.values[0], str) else UNKNOWN
+            for name, t in run.env if name != "0"}
 
 
 def reach(ctx: Context, path: str, env: Mapping[str, str], watch: Callable = _nothing,
@@ -308,7 +308,30 @@ def reach(ctx: Context, path: str, env: Mapping[str, str], watch: Callable = _no
             sub_env = {**current_env, **_known_env(run)} if run.how == "source" else _known_env(run)
             queue.append((target, run.how, sub_env, via + ((current, run.line),),
                           dollar0 if run.how == "source" else target))
+        if how != "source":
+            for line, target in _named_scripts_of(ctx, cache, current, code):
+                queue.append((target, "named", current_env, via + ((current, line),), target))
     return tuple(out)
+
+
+_SCRIPT_VALUE = re.compile(r"^[^\s;&|<>'\"]+\.(?:sh|slurm|sbatch)$")
+
+
+def _named_scripts_of(ctx: Context, cache: _Cache, path: str, text: str) -> list[tuple[int, str]]:
+    """Repository scripts a script stores in a variable (`RUN_FILE="$WS_PATH/server.sh"`): it runs them where
+    the interpreter cannot follow (inside a container or a job it submits), so they count as run by it."""
+    out = []
+    script = ctx.script(text)
+    for a in script.assignments:
+        value = script.value_of(a)
+        if value is None or not _SCRIPT_VALUE.match(value):
+            continue
+        value = re.sub(r"^(?:\$\{?\w+\}?)+", UNKNOWN, value)  # a directory the script does not fix
+        for candidate in repo_paths(ctx, value, posixpath.dirname(path)):
+            if candidate != path and cache.exists(candidate):
+                out.append((a.line, candidate))
+                break
+    return out
 
 
 def _run_target(ctx: Context, cache: _Cache, run: Run, script: str) -> str | None:
@@ -336,6 +359,7 @@ class Target:
     line: int  # the line naming it: its CONFIG_FILE item, or the point's
     how: str  # CONFIG_FILE | EVAL_CONFIG_FILE | "runners/launch_x.sh:<line>" | "named after the entry"
     present: bool | None  # whether the repository holds it at head (None: not known yet)
+    env: tuple[tuple[str, str], ...] = ()  # a script's variables: the point's, and what its launcher exports
 
 
 @dataclass(frozen=True)
@@ -426,12 +450,14 @@ def _point_run(ctx: Context, cache: _Cache, config_path: str, key: str, entry: d
                 if found and found[0].startswith("benchmarks/"):
                     present = cache.exists(found[0])
                     if present is not False:
-                        scripts.append(Target(found[0], "", point.line, f"{launcher}:{run.line}", present))
+                        run_env = {**env, **_known_env(run)}
+                        scripts.append(Target(found[0], "", point.line, f"{launcher}:{run.line}", present,
+                                              tuple(sorted(run_env.items()))))
     if not held and not any(cache.exists(lp) is None for lp in launchers):
         for c in named + _changed_named(ctx, entry):
             present = cache.exists(c)
             if present is not False:
-                scripts.append(Target(c, "", point.line, "named after the entry", present))
+                scripts.append(Target(c, "", point.line, "named after the entry", present, tuple(sorted(env.items()))))
                 if present:
                     break
     scripts = list({t.path: t for t in scripts}.values())

@@ -1017,6 +1017,10 @@ def _run_at(values: list[str | None]) -> tuple[str, int] | None:
     head = (values[i] or "").rsplit("/", 1)[-1] if i < len(values) else ""
     if head in ("source", "."):
         return ("source", i + 1) if i + 1 < len(values) else None
+    if head == "sbatch":  # options take values (`-N 2`): the job script is the argument that names one
+        for j in range(i + 1, len(values)):
+            if re.search(r"\.(?:sh|slurm|sbatch)$", values[j] or ""):
+                return "sbatch", j
     if head in _SHELLS or head == "sbatch":
         j = i + 1
         while j < len(values) and (values[j] or "").startswith("-"):
@@ -2136,6 +2140,11 @@ class Script:
         """The lines of each function the script defines (its last definition), from `name() {` to `}`."""
         return {node.name: self.lines[node.line - 1:node.end] for node in _walk(self.statements)
                 if isinstance(node, _Func)}
+
+    def value_of(self, a: Assignment) -> str | None:
+        """The value an assignment gives, variables the script fixes expanded (others kept as written); None
+        for an array, or a value a command substitution or undecidable arithmetic makes unknown."""
+        return self._render(a.value.parts, a.name, 0) if a.value is not None and not a.append else None
 
     def array_items(self, name: str) -> tuple[str, ...]:
         """The items of every `name=(...)` / `name+=(...)`, with the variables the script fixes expanded."""

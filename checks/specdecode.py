@@ -708,7 +708,7 @@ def _inventory(ctx: Context) -> Inventory:
                 b.unlocated.append(Unlocated(change.path, change.key, run.point.line, agentic, (t.path,),
                                              "not known yet"))
                 continue
-            scripts.setdefault(t.path, []).append((text, run, agentic, prefix, change))
+            scripts.setdefault(t.path, []).append((text, run, agentic, prefix, change, dict(t.env or run.env)))
     for path, uses in scripts.items():
         b.add(_entry_script_unit(ctx, path, uses))
     wanted = tuple(p for _h, p in resolver.missing(ctx).files)
@@ -722,11 +722,11 @@ def _entry_script_unit(ctx: Context, path: str, uses: list) -> SpecUnit | None:
     """The unit of a script changed spec-decode points run: read with each distinct set of variables they
     give it (at most MAX_ENVS), its settings the union of what each run reaches."""
     text = uses[0][0]
-    refs = tuple(dict.fromkeys(_ref(run, agentic, prefix) for _t, run, agentic, prefix, _c in uses))
-    _t, run, agentic, prefix, change = uses[0]
+    refs = tuple(dict.fromkeys(_ref(run, agentic, prefix) for _t, run, agentic, prefix, _c, _e in uses))
+    _t, run, agentic, prefix, change, _e = uses[0]
     declared = f"{change.key} (spec-decoding: {run.point.spec_decoding}, {change.path}:{run.point.line})"
     unit = None
-    envs = list(dict.fromkeys(tuple(sorted(u[1].env.items())) for u in uses))[:MAX_ENVS]
+    envs = list(dict.fromkeys(tuple(sorted(u[5].items())) for u in uses))[:MAX_ENVS]
     for env in envs:
         one = _script_unit(ctx, path, text, ctx.snap.changed(path) is not None, dict(env), refs, declared)
         if one is None:
