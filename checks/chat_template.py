@@ -71,7 +71,7 @@ from . import runs as resolver
 from .context import Context
 from .evidence import Wanted
 from .result import CheckResult, Finding, Severity, Status
-from .shell import Call
+from .shell import UNKNOWN, Call
 from .specdecode import CLIENT_FUNCTIONS, SpecUnit, client_programs, eval_only_lines, inventory, wants_files
 from .srtslurm import variants
 
@@ -219,7 +219,7 @@ def _flags_verdict(call: Call) -> tuple[str, str]:
     if chat_all:
         return "chat", chat_all
     if mixed:
-        shown = " or ".join(repr(v) for v in mixed[:3])
+        shown = " or ".join(repr((v or "").replace(UNKNOWN, "…")) for v in mixed[:3])
         return "mixed", f"its arguments are {shown} on branches the config's variables do not decide"
     if unknown:
         return "unknown", "its arguments include values the script does not fix"
@@ -289,7 +289,7 @@ def _chain_problems(ctx: Context, unit: SpecUnit,
                 continue
             verdict, what = _flags_verdict(call)
             client = _name(call) if _name(call) in CLIENT_FUNCTIONS else (
-                " ".join(w[0] or "" for w in call.words[:2]).strip())
+                " ".join(w[0] or "…" for w in call.words[:2]).replace(UNKNOWN, "…").strip())
             if verdict == "chat":
                 how.append(what)
             elif verdict == "raw":

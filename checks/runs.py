@@ -428,7 +428,8 @@ def _point_run(ctx: Context, cache: _Cache, config_path: str, key: str, entry: d
         if s.name in ("CONFIG_FILE", "EVAL_CONFIG_FILE"):
             found = recipe_target(ctx, s.value)
             if found is not None:
-                target = Target(found[0], found[1], s.line, s.name, cache.exists(found[0]))
+                present = cache.exists(found[0]) if s.name == "CONFIG_FILE" else None  # eval recipes: not read
+                target = Target(found[0], found[1], s.line, s.name, present)
                 (recipes if s.name == "CONFIG_FILE" else evals).append(target)
     if recipes or evals:
         return PointRun(config_path, key, point, env, tuple(recipes), (), tuple(evals), (), (), "")

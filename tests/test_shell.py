@@ -198,3 +198,20 @@ def test_trace_follows_branches_for_the_given_variables():
 def test_trace_is_bounded_on_self_evaluating_strings():
     text = 'X=\'eval "$X"\'\neval "$X"\nY=$(echo $(echo $(echo $(echo $(echo a)))))\n'
     assert Script(text).trace({}, watch=lambda v: True).launches == ()
+
+
+def test_lengths_job_scripts_containers_and_assigned_values():
+    text = "\n".join([
+        "A=(x y)",
+        'echo ${#A[@]} $( [[ ${#A[@]} -gt 0 ]] && echo yes )',
+        'sbatch -N "$NODES" --parsable "$(dirname "$0")/job.slurm"',
+        'docker run --rm -v "$W:/workspace" --entrypoint=/bin/bash "$IMAGE" benchmarks/x.sh',
+        'docker run -d img bash -c "bash /workspace/y.sh"',
+        'RUN_FILE="$WS/server.sh"',
+    ])
+    script = Script(text)
+    trace = script.trace({}, path="benchmarks/m/submit.sh", watch=lambda v: v[:1] == ["echo"])
+    assert trace.calls[0].words[1:] == (("2",), ("yes",))
+    assert [(r.how, r.path.values[0]) for r in trace.runs] == [
+        ("sbatch", "benchmarks/m/job.slurm"), ("bash", "benchmarks/x.sh"), ("bash", "/workspace/y.sh")]
+    assert script.value_of(script.assignments[-1]) == "$WS/server.sh"
