@@ -70,6 +70,7 @@ from typing import Iterator, Mapping
 from . import runs as resolver
 from .context import Context
 from .evidence import Wanted
+from .masterconfig import EntryChange
 from .policy import Policy
 from .shell import UNKNOWN, Launch, Script, Token
 from .srtslurm import variants
@@ -600,17 +601,6 @@ class Inventory:
 _SPEC_NAME = re.compile(r"-mtp\b|eagle", re.I)
 
 
-def _is_spec_value(value) -> bool:
-    return value not in (None, False, "", "none", "None", "null", "false")
-
-
-def entry_is_spec(key: str, entry: dict) -> bool:
-    """A master entry runs speculative decoding: a point's `spec-decoding:` or its name says so."""
-    if _SPEC_NAME.search(key):
-        return True
-    return any(p.spec_decoding != "none" for p in resolver.points(entry))
-
-
 def point_is_spec(key: str, point: resolver.Point) -> bool:
     """A point runs speculative decoding: its `spec-decoding:` is not none (an entry named `-mtp` whose point
     says none is not)."""
@@ -622,13 +612,6 @@ def point_is_spec(key: str, point: resolver.Point) -> bool:
 def entry_is_agentic(key: str, entry: dict) -> bool:
     scenarios = entry.get("scenarios")
     return bool(_AGENTIC_WORD.search(key)) or (isinstance(scenarios, dict) and any("agentic" in str(s) for s in scenarios))
-
-
-def settings_strings(node) -> Iterator[tuple[str, int]]:
-    """Every `NAME=value` string item of the lists under a search point, with its line."""
-    for _keys, value, line, parent in _walk(node):
-        if isinstance(value, str) and isinstance(parent, list) and "=" in value:
-            yield value, line
 
 
 def _point_simulations(point: resolver.Point, master_path: str) -> tuple[Simulation, ...]:
@@ -650,8 +633,9 @@ def inventory(ctx: Context) -> Inventory:
 
 
 class _Builder:
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
+    """The units found so far, by path (a file reached twice is one unit), and the points not located."""
+
+    def __init__(self) -> None:
         self.units: dict[str, SpecUnit] = {}
         self.unlocated: list[Unlocated] = []
 
@@ -671,7 +655,7 @@ class _Builder:
 
 
 def _inventory(ctx: Context) -> Inventory:
-    b = _Builder(ctx)
+    b = _Builder()
     for f in ctx.changed_files:
         if f.head_text is None:
             continue
@@ -697,18 +681,16 @@ def _inventory(ctx: Context) -> Inventory:
                        "not in this repository (srt-slurm's own recipe, or a wrong path)")
                 b.unlocated.append(Unlocated(change.path, change.key, t.line, agentic, (t.path,), why))
                 continue
-            changed = ctx.snap.changed(t.path) is not None
-            unit = _recipe_unit(ctx, t.path, text, changed, resolver.points_running(ctx, t.path), run.env)
-            if unit is None:
-                unit = _declared_recipe(ctx, t.path, text, changed, run)
-            b.add(unit)
+            # The point declares spec decoding: its recipe is a spec-decode config whatever flags it shows.
+            b.add(_recipe_unit(ctx, t.path, text, ctx.snap.changed(t.path) is not None,
+                               resolver.points_running(ctx, t.path), run.env, force=True))
         for t in run.scripts:
             text = ctx.snap.read(t.path, "head") if t.present else None
             if text is None:
                 b.unlocated.append(Unlocated(change.path, change.key, run.point.line, agentic, (t.path,),
                                              "not known yet"))
                 continue
-            scripts.setdefault(t.path, []).append((text, run, agentic, prefix, change, dict(t.env or run.env)))
+            scripts.setdefault(t.path, []).append(_Use(text, run, agentic, prefix, change, dict(t.env or run.env)))
     for path, uses in scripts.items():
         b.add(_entry_script_unit(ctx, path, uses))
     wanted = tuple(p for _h, p in resolver.missing(ctx).files)
@@ -718,15 +700,27 @@ def _inventory(ctx: Context) -> Inventory:
 MAX_ENVS = 4  # distinct point variables a script is read with
 
 
-def _entry_script_unit(ctx: Context, path: str, uses: list) -> SpecUnit | None:
+@dataclass(frozen=True)
+class _Use:
+    """A changed spec-decode point running a script, with the variables it runs it with."""
+
+    text: str
+    run: resolver.PointRun
+    agentic: bool
+    prefix: str
+    change: EntryChange
+    env: Mapping[str, str]
+
+
+def _entry_script_unit(ctx: Context, path: str, uses: list[_Use]) -> SpecUnit | None:
     """The unit of a script changed spec-decode points run: read with each distinct set of variables they
     give it (at most MAX_ENVS), its settings the union of what each run reaches."""
-    text = uses[0][0]
-    refs = tuple(dict.fromkeys(_ref(run, agentic, prefix) for _t, run, agentic, prefix, _c, _e in uses))
-    _t, run, agentic, prefix, change, _e = uses[0]
+    first = uses[0]
+    text, run, agentic, prefix, change = first.text, first.run, first.agentic, first.prefix, first.change
+    refs = tuple(dict.fromkeys(_ref(u.run, u.agentic, u.prefix) for u in uses))
     declared = f"{change.key} (spec-decoding: {run.point.spec_decoding}, {change.path}:{run.point.line})"
     unit = None
-    envs = list(dict.fromkeys(tuple(sorted(u[5].items())) for u in uses))[:MAX_ENVS]
+    envs = list(dict.fromkeys(tuple(sorted(u.env.items())) for u in uses))[:MAX_ENVS]
     for env in envs:
         one = _script_unit(ctx, path, text, ctx.snap.changed(path) is not None, dict(env), refs, declared)
         if one is None:
@@ -739,15 +733,8 @@ def _entry_script_unit(ctx: Context, path: str, uses: list) -> SpecUnit | None:
                            chain=unit.chain + tuple(x for x in one.chain if x not in unit.chain),
                            agentic=unit.agentic or one.agentic)
     if unit is not None:
-        agentic = agentic or any(u[2] for u in uses)
+        agentic = any(u.agentic for u in uses)
         unit = replace(unit, agentic=unit.agentic or agentic, model_prefix=prefix or unit.model_prefix)
-    return unit
-
-
-def _declared_recipe(ctx: Context, path: str, text: str, changed: bool, run: resolver.PointRun) -> SpecUnit:
-    """A recipe a spec-decode point runs whose own settings show no speculative flag: the point declares it."""
-    unit = _recipe_unit(ctx, path, text, changed, resolver.points_running(ctx, path), run.env, force=True)
-    assert unit is not None
     return unit
 
 

@@ -45,13 +45,14 @@ def variants(doc: Any, selector: str = "") -> list[tuple[str, Any]]:
         layer = overrides[name]
         if name.startswith("zip_"):
             width = _width(layer)
-            indices = [int(index)] if index is not None else list(range(width))
+            indices = [int(index)] if index is not None else list(range(min(width, MAX_VARIANTS)))
             return [(f"{name}[{i}]", merge(base, _zip_item(layer, i))) for i in indices if i < max(width, 1)]
         return [(name, merge(base, layer))]
     out: list[tuple[str, Any]] = [("base", base)]
     for name, layer in overrides.items():
         if name.startswith("zip_"):
-            out += [(f"{name}[{i}]", merge(base, _zip_item(layer, i))) for i in range(max(_width(layer), 1))]
+            width = min(max(_width(layer), 1), MAX_VARIANTS - len(out))
+            out += [(f"{name}[{i}]", merge(base, _zip_item(layer, i))) for i in range(width)]
         else:
             out.append((name, merge(base, layer)))
         if len(out) >= MAX_VARIANTS:

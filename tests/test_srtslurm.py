@@ -45,3 +45,9 @@ def test_overrides_merge_onto_the_base_and_zips_make_one_job_per_item():
         "speculative-algorithm": "EAGLE", "cuda-graph-max-bs": 234}
     assert second["benchmark"]["use_chat_template"] is True
     assert variants(doc, "override_missing") == []
+
+
+def test_a_huge_zip_is_read_as_at_most_max_variants_jobs():
+    from checks.srtslurm import MAX_VARIANTS
+    doc = load("base:\n  benchmark: {type: sa-bench}\nzip_override_x:\n  name: [" + ", ".join(["a"] * 5000) + "]\n")
+    assert len(variants(doc)) == MAX_VARIANTS and len(variants(doc, "zip_override_x")) == MAX_VARIANTS
