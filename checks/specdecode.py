@@ -447,8 +447,10 @@ _LAUNCH_SIMS = ("SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD", "SGLANG
 
 def _json_or_fields(text: str) -> dict[str, str]:
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = json.loads(text) if len(text) <= 100_000 else None
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to read (hostile input)
+        data = None
+    if data is None:
         return _json_fields(text.replace('\\"', '"'))
     if not isinstance(data, dict):
         return {}
