@@ -362,7 +362,7 @@ def _line_problems(ctx: Context, unit: SpecUnit) -> tuple[list[Finding], list[st
 def check(ctx: Context) -> CheckResult:
     inv = inventory(ctx)
     if not inv.units and not inv.unlocated:
-        return CheckResult(NUMBER, NAME, Status.NA, "the PR adds or changes no speculative-decoding config")
+        return CheckResult(NUMBER, NAME, Status.NA, inv.na_reason("the PR adds or changes no speculative-decoding config"))
     findings: list[Finding] = []
     recipes: list[str] = []
     scripts: list[str] = []

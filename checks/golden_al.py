@@ -309,7 +309,8 @@ def check(ctx: Context) -> CheckResult:
     if not agentic and not unlocated and not findings:
         tail = (f"; its {len(others)} non-agentic spec-decode config(s) add no synthetic acceptance (measured AL)"
                 if others else "")
-        return CheckResult(NUMBER, NAME, Status.NA, f"the PR adds or changes no agentic speculative-decoding config{tail}")
+        return CheckResult(NUMBER, NAME, Status.NA,
+                           inv.na_reason(f"the PR adds or changes no agentic speculative-decoding config{tail}"))
     passes: list[str] = []
     for unit in agentic:
         unit_findings, unit_passes = _agentic_unit(ctx, unit)

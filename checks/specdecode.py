@@ -598,6 +598,14 @@ class Inventory:
     units: tuple[SpecUnit, ...]
     unlocated: tuple[Unlocated, ...]
     wanted: tuple[str, ...]  # paths at head the checks need and the snapshot does not know
+    dormant: tuple[str, ...] = ()  # changed shared scripts with speculative flags no changed config reaches
+
+    def na_reason(self, what: str) -> str:
+        """Why a check finds nothing to judge, naming the dormant flags it leaves alone."""
+        if not self.dormant:
+            return what
+        return (f"{what}: the speculative flags in {', '.join(self.dormant)} are dormant (no config the PR adds "
+                "or changes turns them on)")
 
 
 _SPEC_NAME = re.compile(r"-mtp\b|eagle", re.I)
@@ -697,8 +705,12 @@ def _inventory(ctx: Context) -> Inventory:
             scripts.setdefault(t.path, []).append(_Use(text, run, agentic, prefix, change, dict(t.env or run.env)))
     for path, uses in scripts.items():
         b.add(_entry_script_unit(ctx, path, uses))
+    reached = {x.path for u in b.units.values() for x in u.chain} | set(b.units)
+    dormant = tuple(f.path for f in ctx.changed_files
+                    if f.head_text is not None and is_benchmark_script(f.path) and not is_config_script(f.path)
+                    and f.path not in reached and script_settings(ctx.script(f.head_text), f.path)[0])
     wanted = tuple(p for _h, p in resolver.missing(ctx).files)
-    return Inventory(tuple(b.units[p] for p in sorted(b.units)), tuple(b.unlocated), wanted)
+    return Inventory(tuple(b.units[p] for p in sorted(b.units)), tuple(b.unlocated), wanted, dormant)
 
 
 MAX_ENVS = 4  # distinct point variables a script is read with
