@@ -16,16 +16,25 @@ point runs is decided here, once:
 - `EVAL_CONFIG_FILE=<path>`: a recipe run only for evals; it is not a
   benchmark config, and no benchmark rule applies to it.
 - Neither: the benchmark script the launcher picks. The launcher is run by
-  `checks.shell.Script.trace` with the point's variables; the scripts it runs
-  under `benchmarks/` are the targets (its `[ -f "$SCRIPT" ]` fallbacks are
-  answered from the repository at head). Without a launcher in the
-  repository, the script is the one InferenceX names after the entry:
-  `benchmarks/single_node/<fixed_seq_len|agentic>/<model-prefix>_<precision>_<sku>_<framework>[_mtp].sh`,
-  falling back to the name without the framework (`_trt` / `_atom` kept).
+  `checks.shell.Script.trace` with the point's variables (its parallelism
+  and sequence lengths left out: they size a run, they do not pick its
+  script); the scripts it runs under `benchmarks/` are the targets (its
+  `[ -f "$SCRIPT" ]` fallbacks are answered from the repository at head).
+  Without a launcher file in the repository (absent, or a symbolic link,
+  which is never followed), the script is the one InferenceX names after the
+  entry: `benchmarks/single_node/<fixed_seq_len|agentic>/<model-prefix>_<precision>_<sku>_<framework>[_mtp].sh`,
+  falling back to the name without the framework (`_trt` / `_atom` kept), or a
+  script the PR changes named `<model-prefix>_<precision>_<sku>_<framework>*`.
 
 `reach(ctx, path, env)` follows what a script runs in turn (`bash FILE`,
-`source FILE`, `sbatch FILE`, `eval "$CMD"`, `bash -c "..."`), mapping the
-paths the script names to repository paths: a path in a container or under
+`source FILE`, `sbatch FILE`, `srun`/`docker run --entrypoint=/bin/bash`,
+`eval "$CMD"`, `bash -c "..."`), with the variables each run passes on (a
+launcher's exports reach the script it picks; an exported value the
+interpreter does not know stays set but unknown). A repository script a
+script stores in a variable (`RUN_FILE="$WS_PATH/server.sh"`) counts as run
+by it: that is how a job file or a container command hands over where the
+interpreter cannot follow. It maps the paths a script names to repository
+paths: a path in a container or under
 `$GITHUB_WORKSPACE` (`/infmax-workspace/benchmarks/x.sh`) is the repository
 path from its first component that is a top-level directory of the
 repository; a relative path, or one under a directory the script does not
@@ -35,11 +44,16 @@ directory.
 Files the snapshot does not hold are evidence to fetch: `missing(ctx)` lists
 those the resolutions asked for so far, and each check's `wants` returns them.
 
-API (all cached per Context):
+API (all cached per Context; a point is resolved only when asked about):
     points(entry)                -> the entry's search points, with their settings and lines
     point_env(entry, point)      -> the variables the workflow gives the launcher for a point
-    runs(ctx, change)            -> one PointRun per point: recipes, scripts, eval recipes, env, problem
+    runs(ctx, change)            -> one PointRun per point of a changed entry: recipes, scripts (each with
+                                    the variables it runs with), eval recipes, launchers, env, problem
+    run_of / entry_runs          -> the same for one point / any entry at head
+    iter_changed_runs(ctx, select) -> (change, PointRun) of the changed points `select` keeps
     recipe_target(ctx, value)    -> (recipe path, selector) of a CONFIG_FILE value
+    recipe_index(ctx)            -> recipe path -> the head entries naming it (textual, nothing parsed)
+    points_running(ctx, recipe)  -> the head points whose CONFIG_FILE is that recipe
     reach(ctx, path, env, watch) -> the scripts a script runs, transitively, each traced with its env
     repo_paths(ctx, value, base, cwd) -> where a path a script names is in the repository
     missing(ctx)                 -> Wanted: the files resolutions needed and the snapshot lacks
@@ -231,6 +245,7 @@ class _Cache:
         return snap.read(path, "head")
 
     def exists(self, path: str) -> bool | None:
+        """Whether the repository holds `path` at head; None (and noted as missing) when not known yet."""
         if not self.ctx.snap.knows(path, "head"):
             self.missing.setdefault(path)
             return None
@@ -268,7 +283,7 @@ class Reached:
     """A script reached from the first one, with the variables it runs with and its trace (None: not held)."""
 
     path: str
-    how: str  # "" for the first script; bash | source | sbatch for the run that reached it
+    how: str  # "" for the first script; bash | source | sbatch | named (stored in a variable) for the run here
     env: Mapping[str, str]
     via: tuple[tuple[str, int], ...]  # (script, line) of each run on the way here
     trace: Trace | None
