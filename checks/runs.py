@@ -54,6 +54,7 @@ API (all cached per Context; a point is resolved only when asked about):
     recipe_target(ctx, value)    -> (recipe path, selector) of a CONFIG_FILE value
     recipe_index(ctx)            -> recipe path -> the head entries naming it (textual, nothing parsed)
     points_running(ctx, recipe)  -> the head points whose CONFIG_FILE is that recipe
+    trace(ctx, path, env, watch) -> one script run with a point's variables (e.g. its launcher)
     reach(ctx, path, env, watch) -> the scripts a script runs, transitively, each traced with its env
     repo_paths(ctx, value, base, cwd) -> where a path a script names is in the repository
     missing(ctx)                 -> Wanted: the files resolutions needed and the snapshot lacks
@@ -265,6 +266,15 @@ class _Cache:
 
 def _cache(ctx: Context) -> _Cache:
     return ctx.once(_Cache)
+
+
+def trace(ctx: Context, path: str, env: Mapping[str, str], watch: Callable = _nothing) -> Trace | None:
+    """`path` at head run with `env` (`Script.trace`, file tests answered from the repository, defaults of
+    variables `env` does not give taken), cached; None when the snapshot does not hold it (noted as missing).
+    E.g. which launcher branch a changed point reaches: `trace(ctx, launcher, run.env, watch)`."""
+    cache = _cache(ctx)
+    text = cache.read(path)
+    return cache.trace(path, text, env, watch, f"./{path}") if text is not None else None
 
 
 def missing(ctx: Context) -> Wanted:

@@ -121,3 +121,15 @@ def test_what_a_point_runs_is_asked_for_when_the_snapshot_lacks_it():
     assert run.problem == "not known yet" and run.targets == ()
     assert {p for _sha, p in runs.missing(c).files} == {
         "configs/runners.yaml", ".github/configs/runners.yaml", "runners/launch_gb300.sh"}
+
+
+def test_a_launcher_traced_for_a_points_variables_shows_the_branch_it_reaches():
+    text = MULTI.format(config="x").replace('          - "CONFIG_FILE=x"\n', "")
+    launcher = 'if [[ "$FRAMEWORK" == "dynamo-sglang" ]]; then\n  git apply fix.patch\nfi\n'
+    c = entry_ctx(text, extra_files={HEAD: {"runners/launch_gb300.sh": launcher}})
+    run = runs.runs(c, c.changed_entries[0])[0]
+    calls = runs.trace(c, "runners/launch_gb300.sh", run.env, lambda v: v[:1] == ["git"]).calls
+    assert [c_.line for c_ in calls] == [2]
+    other = dict(run.env, FRAMEWORK="dynamo-trt")
+    assert runs.trace(c, "runners/launch_gb300.sh", other, lambda v: v[:1] == ["git"]).calls == ()
+    assert runs.trace(c, "runners/missing.sh", run.env) is None
