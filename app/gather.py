@@ -56,7 +56,8 @@ from .patches import base_from_patch
 
 MAX_FILES = 3000
 MAX_COMMITS = 250
-MAX_ROUNDS = 3
+MAX_ROUNDS = 8  # evidence rounds: a launcher, the script it picks, and what that runs (checks.runs)
+PER_PAGE = 100
 _RUN_ID = re.compile(r"/actions/runs/(\d+)")
 _SHA = re.compile(r"[0-9a-f]{40}")
 T = TypeVar("T")

@@ -32,7 +32,7 @@ from . import artifacts as artifact_zip
 from .files import NOT_FOLLOWED, decode_text
 from .world import Commit, Repo, World, diff_trees
 
-MAX_ROUNDS = 3
+MAX_ROUNDS = 8  # evidence rounds: a launcher, the script it picks, and what that runs (checks.runs)
 _RUN_ID = re.compile(r"/actions/runs/(\d+)")
 
 

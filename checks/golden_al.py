@@ -7,31 +7,40 @@ speculative-decoding config must simulate acceptance at the committed golden
 AL for its model, thinking mode and draft length; a non-agentic config must
 not simulate it (real-traffic acceptance applies there, check 9).
 
-Which configs are agentic: scripts under `benchmarks/single_node/agentic/`,
-recipes under an `agentic/` directory or run by an agentic master point, and
-scripts/recipes a changed agentic master entry (key or scenario `agentic`)
-runs. Speculative configs come from `checks.specdecode`; settings inside an
-`EVAL_ONLY == true` branch are ignored (eval runs measure accuracy with real
-verification).
+Which configs are agentic (`checks.specdecode`): scripts and recipes under an
+`agentic/` or `agentx*` directory or named agentic / agentx, recipes whose
+custom benchmark runs such a script or replays traces (`build_replay_cmd`),
+and what a changed agentic master point (key or scenario `agentic`) runs.
+Speculative configs come from `checks.specdecode`, read as the run reads
+them: the launch the interpreter reaches with the config's variables and
+EVAL_ONLY=false, so an AL set per branch (`SYNTHETIC_ACCEPT_LEN=2.88` beside
+`NUM_SPEC_TOKENS=3`) or formatted by `printf` (`SPEC=$(printf
+'{..."synthetic_acceptance_length":%.2f}' "$AL")`) is read with the draft
+length it goes with; eval-only runs (real verification, for accuracy) do not
+count. In a disaggregated recipe the decode side's speculative settings are
+the config's (the prefill worker's draft settings decide nothing accepted).
 
 Deterministic rule, for every throughput speculative config of an agentic
 unit:
 - (a) simulated: vLLM's `--speculative-config` has both
   `"rejection_sample_method": "synthetic"` and `"synthetic_acceptance_length"`;
   otherwise the unit pins SGLANG_SIMULATE_ACC_LEN, TLLM_SPEC_DECODE_FORCE_NUM_
-  ACCEPTED_TOKENS, or (master additional-settings) SYNTHETIC_ACCEPTANCE=true
-  with SYNTHETIC_ACCEPTANCE_LENGTH. None of these: FAIL (real acceptance).
+  ACCEPTED_TOKENS, ATOM's `--spec-decode-acceptance-length`, or (master
+  additional-settings) SYNTHETIC_ACCEPTANCE=true with
+  SYNTHETIC_ACCEPTANCE_LENGTH. None of these: FAIL (real acceptance).
 - (b) the pinned AL equals the golden value to two decimals; TRT-LLM's value
   counts accepted draft tokens only, so value + 1 is compared.
   Golden curve: `golden_al_distribution/<model-prefix>_<method>[_<variant>].yaml`
   from the base branch (the PR cannot change it), where the method is the
-  normalised draft method (SGLang EAGLE/NEXTN without a draft model is `mtp`).
+  normalised draft method actually configured (SGLang EAGLE/NEXTN without a
+  draft model is `mtp`).
   A variant whose header declares `# speculative-config: k=v | ...` applies
   when the config sets every declared key to that value (the
   `rejection_sample_method` it was measured with is replaced by the synthetic
   sampler, so it is not compared); the most specific applicable curve wins,
-  ties go to a variant whose name suffix appears in the config, then to the
-  plain curve. So a Kimi-K3 DSpark config with
+  ties go to a variant whose name suffix appears in the config (its draft
+  model: `Inferact/MiniMax-M3-EAGLE3-GQA` runs `minimaxm3_eagle3_gqa.yaml`, not
+  `minimaxm3_eagle3.yaml`), then to the plain curve. So a Kimi-K3 DSpark config with
   `"draft_sample_method": "probabilistic"` uses
   `kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method.yaml`.
   Thinking mode: `thinking_off` when the config explicitly disables thinking,
@@ -41,15 +50,18 @@ unit:
   section states the source — it names the pinned value and links the source
   (a collection run, a PR); else FAIL.
 - Simulated-acceptance knobs the PR adds to a NON-agentic spec-decode config
-  (including master additional-settings SYNTHETIC_ACCEPTANCE*) FAIL, unless a
-  line of the sign-off's detail section names that config and the word
-  "exception".
+  (including master additional-settings SYNTHETIC_ACCEPTANCE* of a
+  fixed-sequence spec-decode point) FAIL, unless a line of the sign-off's
+  detail section names that config and the word "exception".
 
 N/A when the PR adds or changes no agentic speculative-decoding config (and
 adds no synthetic acceptance elsewhere).
 
     passes:  agentic vLLM dspark, num_speculative_tokens 2, draft_sample_method probabilistic,
              "rejection_sample_method": "synthetic", "synthetic_acceptance_length": 2.51
+    passes:  SYNTHETIC_ACCEPT_LEN=2.78; SPEC=$(printf '{"method":"eagle3","model":"%s",...,
+             "synthetic_acceptance_length":%.2f}' "$DRAFT" "$SYNTHETIC_ACCEPT_LEN") with an EAGLE3-GQA draft
+             (minimaxm3_eagle3_gqa.yaml thinking_on 3 -> 2.78)
     fails:   agentic SGLang --speculative-algorithm EAGLE --speculative-num-steps 5, no SGLANG_SIMULATE_ACC_LEN
     fails:   TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=3.61 where the golden AL is 3.61 (must be 2.61)
 """
@@ -62,18 +74,9 @@ import re
 from .context import Context
 from .evidence import Wanted
 from .result import CheckResult, Finding, Severity, Status
-from .masterconfig import search_points
+from .runs import points
 from .signoff import links
-from .specdecode import (
-    Simulation,
-    SpecConfig,
-    SpecUnit,
-    entry_is_agentic,
-    entry_is_spec,
-    inventory,
-    settings_strings,
-    wants_files,
-)
+from .specdecode import Simulation, SpecConfig, SpecUnit, entry_is_agentic, inventory, point_is_spec, wants_files
 from .yamlload import YamlProblem, load
 
 NUMBER = 11
@@ -185,6 +188,8 @@ def _fix(unit: SpecUnit, golden: float | None) -> str:
                 "to --speculative-config")
     if unit.engine == "trtllm":
         return f"set TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS={_fmt(golden - 1) if golden is not None else '<AL - 1>'}"
+    if unit.engine == "atom":
+        return f"pass --spec-decode-acceptance-length {al}"
     return f"pin a simulated acceptance length of {al}"
 
 
@@ -281,15 +286,17 @@ def _non_agentic(ctx: Context, units: list[SpecUnit]) -> list[Finding]:
     for change in ctx.changed_entries:
         entry = change.head
         if (entry is None or change.error is not None or entry_is_agentic(change.key, entry)
-                or not entry_is_spec(change.key, entry) or _exception(ctx, change.key)):
+                or _exception(ctx, change.key)):
             continue
         added = _added(ctx, change.path)
-        for point in search_points(entry):
-            for setting, line in settings_strings(point):
-                if setting.startswith("SYNTHETIC_ACCEPTANCE") and line in added:
-                    out.append(Finding(change.path, line, RULE_NON_AGENTIC, Severity.ERROR,
-                                       f"{change.key}: {setting} on a non-agentic spec-decode config; fixed-sequence "
-                                       "benchmarks must measure real acceptance — remove it"))
+        for point in points(entry):
+            if "agentic" in point.scenario or not point_is_spec(change.key, point):
+                continue
+            for setting in point.settings:
+                if setting.name.startswith("SYNTHETIC_ACCEPTANCE") and setting.line in added:
+                    out.append(Finding(change.path, setting.line, RULE_NON_AGENTIC, Severity.ERROR,
+                                       f"{change.key}: {setting.name}={setting.value} on a non-agentic spec-decode "
+                                       "config; fixed-sequence benchmarks must measure real acceptance — remove it"))
     return out
 
 
@@ -302,7 +309,8 @@ def check(ctx: Context) -> CheckResult:
     if not agentic and not unlocated and not findings:
         tail = (f"; its {len(others)} non-agentic spec-decode config(s) add no synthetic acceptance (measured AL)"
                 if others else "")
-        return CheckResult(NUMBER, NAME, Status.NA, f"the PR adds or changes no agentic speculative-decoding config{tail}")
+        return CheckResult(NUMBER, NAME, Status.NA,
+                           inv.na_reason(f"the PR adds or changes no agentic speculative-decoding config{tail}"))
     passes: list[str] = []
     for unit in agentic:
         unit_findings, unit_passes = _agentic_unit(ctx, unit)

@@ -64,32 +64,6 @@ class ContainerMap:
         return "master" if any(v in self.master for v in found) else found[0]
 
 
-def runners(ctx: Context) -> tuple[str, str] | None:
-    """(path, text) of the runners file at head, the first of `Policy.runner_labels` present."""
-    for path in ctx.policy.runner_labels:
-        text = ctx.snap.read(path, "head")
-        if text is not None:
-            return path, text
-    return None
-
-
-def launcher_paths(ctx: Context, label: str) -> tuple[str, ...] | None:
-    """The launchers the runners of `label` run; None when the runners file or the label cannot be read."""
-    found = runners(ctx)
-    if found is None:
-        return None
-    try:
-        data = ctx.yaml(found[1])
-    except YamlProblem:
-        return None
-    labels = data.get("labels") if isinstance(data, dict) else None
-    names = labels.get(label) if isinstance(labels, dict) else None
-    if not isinstance(names, list) or not names:
-        return None
-    prefixes = dict.fromkeys(str(name).split("_", 1)[0] for name in names if str(name).strip())
-    return tuple(ctx.policy.launcher.replace("{runner}", p) for p in prefixes)
-
-
 def _maps(ctx: Context) -> dict[str, ContainerMap | None]:
     return {}  # launcher path -> its container map, filled as the rules ask (one Context's cache)
 

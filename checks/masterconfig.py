@@ -166,6 +166,19 @@ def iter_fields(cfgs: dict[str, MasterConfig]) -> Iterator[tuple[str, str, dict[
             yield path, key, cfg.fields(key)
 
 
+def iter_points(entry: dict) -> Iterator[tuple[str, dict, dict, int]]:
+    """(scenario, group, point mapping, line of the point) of every search-space point under `scenarios`."""
+    scenarios = entry.get("scenarios")
+    if not isinstance(scenarios, dict):
+        return
+    for scenario, groups in scenarios.items():
+        for group in groups if isinstance(groups, list) else ():
+            space = group.get("search-space") if isinstance(group, dict) else None
+            for i, point in enumerate(space if isinstance(space, list) else ()):
+                if isinstance(point, dict):
+                    yield scenario, group, point, space.line_of(i) if hasattr(space, "line_of") else 0
+
+
 def search_points(entry: dict) -> list[dict]:
     """Flatten `scenarios` into one dict per search-space point, with its scenario and sequence lengths.
 
@@ -173,25 +186,10 @@ def search_points(entry: dict) -> list[dict]:
     `osl` (None for agentic) and `line` (the point's line), plus its own keys.
     """
     points: list[dict] = []
-    scenarios = entry.get("scenarios")
-    if not isinstance(scenarios, dict):
-        return points
-    for scenario, groups in scenarios.items():
-        if not isinstance(groups, list):
-            continue
-        for group in groups:
-            if not isinstance(group, dict):
-                continue
-            space = group.get("search-space")
-            if not isinstance(space, list):
-                continue
-            for i, point in enumerate(space):
-                if not isinstance(point, dict):
-                    continue
-                line = space.line_of(i) if hasattr(space, "line_of") else 0
-                shared = {k: v for k, v in group.items() if k != "search-space"}
-                points.append({**shared, **point, "scenario": scenario,
-                               "isl": group.get("isl"), "osl": group.get("osl"), "line": line})
+    for scenario, group, point, line in iter_points(entry):
+        shared = {k: v for k, v in group.items() if k != "search-space"}
+        points.append({**shared, **point, "scenario": scenario,
+                       "isl": group.get("isl"), "osl": group.get("osl"), "line": line})
     return points
 
 

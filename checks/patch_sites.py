@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 
 from . import pycode
 from .scriptpaths import repo_path
-from .shell import Call, Heredoc, Script, heredoc_bodies, line_code
+from .shell import Heredoc, Script, SimpleCommand, heredoc_bodies, line_code
 from .stack import Target, located_target, module_target, package_target, path_target, repo_target
 
 MAX_DEPTH = 2  # scripts followed from a changed file: the script it runs, and one more
@@ -155,7 +155,7 @@ class ScriptReader:
         self.vars = self._variables()
         ends = {c.line: c.end for c in self.script.commands}
         docs = self._heredocs()
-        for call in self.script.calls:
+        for call in self.script.simple_commands:
             self._track(call)
             doc = docs.get(call.line)
             end = max(ends.get(call.line, call.line), doc.end if doc else 0)
@@ -203,7 +203,7 @@ class ScriptReader:
             return package_target(words[2]) if package_target(words[2]) is Target.ENGINE else Target.CLIENT
         return Target.OTHER
 
-    def _track(self, call: Call) -> None:
+    def _track(self, call: SimpleCommand) -> None:
         words = _unwrap(call.words)
         if words[:2] == ("git", "clone"):
             positional = _positional(words[2:], _CLONE_OPTIONS)
@@ -239,7 +239,7 @@ class ScriptReader:
         return path_target(text)
 
     # --- judging one command ---
-    def _judge(self, call: Call, doc: Heredoc | None) -> list[tuple[str, str, bool]]:
+    def _judge(self, call: SimpleCommand, doc: Heredoc | None) -> list[tuple[str, str, bool]]:
         words = _unwrap(call.words)
         name = posixpath.basename(words[0]) if words else ""
         out: list[tuple[str, str, bool]] = []
@@ -286,7 +286,7 @@ class ScriptReader:
             return []
         return [(what, "", False)]  # into engine code, or a directory it cannot tell: patching
 
-    def _writes(self, name: str, words: tuple[str, ...], call: Call) -> list[tuple[str, str, bool]]:
+    def _writes(self, name: str, words: tuple[str, ...], call: SimpleCommand) -> list[tuple[str, str, bool]]:
         targets = [t for op, t in call.redirects if op in _OUT and t not in ("/dev/null", "/dev/stderr", "/dev/stdout")]
         args = [w for w in words[1:] if not w.startswith("-")]
         if name == "sed" and any(w.startswith("--in-place") or re.fullmatch(r"-[a-zA-Z]*i\S*", w) for w in words[1:]):
@@ -315,7 +315,7 @@ class ScriptReader:
             out.append(("rewrites files of the installed engine", "", False))
         return out
 
-    def _hook(self, base: str, name: str, args: list[str], call: Call) -> list[tuple[str, str, bool]]:
+    def _hook(self, base: str, name: str, args: list[str], call: SimpleCommand) -> list[tuple[str, str, bool]]:
         """A startup hook the command writes, judged by its content: a heredoc body, or the file it copies."""
         doc = self._heredocs().get(call.line)
         if doc is not None and name == "cat":

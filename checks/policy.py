@@ -49,10 +49,10 @@ class Policy:
     changelog: str = "perf-changelog.yaml"
     # `CONFIG_FILE=recipes/...` in a master config names a file under this directory.
     recipe_root: str = "benchmarks/multi_node/srt-slurm-recipes"
-    # The runner labels of master entries (`labels: {label: [runner, ...]}`), and the launcher a runner runs
-    # (the workflows run `runners/launch_${RUNNER_NAME%%_*}.sh`): see `checks.launchers`.
-    runner_labels: tuple[str, ...] = ("configs/runners.yaml", ".github/configs/runners.yaml")
-    launcher: str = "runners/launch_{runner}.sh"
+    # The machines of each runner label, and the launcher the sweep runs on a machine (`{machine}`: its name
+    # up to the first `_`, as the workflow's `runners/launch_${RUNNER_NAME%%_*}.sh`).
+    runners_configs: tuple[str, ...] = ("configs/runners.yaml", ".github/configs/runners.yaml")
+    launcher: str = "runners/launch_{machine}.sh"
     block_self_signoff: bool = False
     advisory: bool = False
     # "advice": recipe lint findings are posted but never change the sign-off verdict; "blocking": they do.

@@ -49,7 +49,7 @@ def repo_path(text: str, script_path: str, script: Script, depth: int = 0) -> st
 
 def _function_dir(name: str, script_path: str, script: Script, depth: int) -> str | None:
     """The directory a helper function prints: its body is `cd <dir> && pwd` or `echo <dir>`."""
-    body = [c.words for c in script.calls if c.function == name]
+    body = [c.words for c in script.simple_commands if c.function == name]
     if len(body) == 2 and body[0][:1] == ("cd",) and len(body[0]) == 2 and body[1][:1] == ("pwd",):
         return repo_path(body[0][1], script_path, script, depth + 1)
     if len(body) == 1 and body[0][:1] == ("echo",) and len(body[0]) == 2:

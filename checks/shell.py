@@ -13,6 +13,13 @@ A `Script` is lexed and parsed once, by one lexer, and read two ways:
   variable they set differently keeps every candidate value.
   `Script.exports()` lists the environment a script exports. Check 3 reads
   scripts this way (`checks/serverargs.py`, `checks/recipe_link.py`).
+  `Script.trace(env, path, watch)` runs it the same way and also follows
+  strings run as code (`eval`, `bash -c`, the bodies of `$(...)`): it
+  returns the launches, every command `watch` selects with each word's
+  candidate values, and every script it runs (`bash FILE`, `source FILE`,
+  `sbatch FILE`, behind `srun`/`nohup`/`exec`...) with its PWD and
+  environment. Checks 9 and 11 read benchmark clients and the scripts a
+  launcher runs this way (`checks/runs.py`, `checks/specdecode.py`).
 - As lines. `Script.lines` gives every physical line with its code (the
   comment cut where bash cuts it), the heredoc it is the body of (its
   delimiter, whether it is quoted, whether the body is a diff or python),
@@ -22,6 +29,10 @@ A `Script` is lexed and parsed once, by one lexer, and read two ways:
   Checks 8-11 read scripts this way, looking for settings with patterns
   (`checks/architecture.py`, `checks/chat_template.py`,
   `checks/engine_patches.py`, `checks/specdecode.py`).
+
+Both ways work out `${NAME%pattern}` and its kin (`%%`, `#`, `##`, `/`, `//`)
+and `$(...)` whose body is a pure builtin (`printf`, `echo`, `dirname`,
+`basename`) on known arguments; any other command substitution is unknown.
 
 The two ways evaluate variables differently on purpose. The interpreter
 follows the control flow for one set of runner variables, because check 3
@@ -43,6 +54,7 @@ import bisect
 import fnmatch
 import itertools
 import operator
+import posixpath
 import re
 from dataclasses import dataclass
 from functools import cache, cached_property, lru_cache
@@ -83,7 +95,7 @@ class Part(NamedTuple):
     quoted: bool = False
     name: str = ""
     subscript: str = ""  # array subscript: "@", "*", a number, or ""
-    op: str = ""  # ":-", "-", ":=", "=", ":+", "+", or "?" for any other operator
+    op: str = ""  # ":-", "-", ":=", "=", ":+", "+", "%", "%%", "#", "##", "/", "//", "#len"; "?" for any other
     arg: tuple["Part", ...] = ()
 
 
@@ -445,6 +457,10 @@ class _Lexer:
         return self.s[start:self.i - 1] if closed else self.s[start:]
 
     def _braced(self, text: str, quoted: bool) -> Part:
+        length = re.fullmatch(r"#([A-Za-z_][A-Za-z0-9_]*)(?:\[([@*])\])?", text)
+        if length:  # `${#NAME}`, `${#ARR[@]}`: a length
+            return Part("param", "${" + text + "}", quoted, name=length.group(1), subscript=length.group(2) or "",
+                        op="#len")
         m = re.match(r"([A-Za-z_][A-Za-z0-9_]*|\d+|[@*#?$!-])(?:\[([^\]]*)\])?", text)
         if not m or text.startswith(("#", "!")) and len(text) > 1:
             return Part("param", "${" + text + "}", quoted, name="", op="?")
@@ -453,7 +469,7 @@ class _Lexer:
         op = ""
         arg: tuple[Part, ...] = ()
         if rest:
-            om = re.match(r":?[-=+?]", rest)
+            om = re.match(r":?[-=+?]|%%|%|##|#|//|/", rest)
             if om and om.group(0) not in ("?", ":?") and self.nesting < _MAX_NESTING:
                 op = om.group(0)
                 sub = _Lexer(rest[om.end():], self.nesting + 1)
@@ -871,6 +887,8 @@ class Token:
 
 
 _UNSET = object()  # a variable that was `unset` (expands to "")
+_OUT = "\x00out"  # inside `$(...)`: what its body has printed so far (a variable no script can name)
+_IMPURE = "\x00impure"  # set when the body of a `$(...)` ran a command whose output is not known
 
 
 @dataclass(frozen=True)
@@ -925,8 +943,102 @@ class Launch:
     line: int
 
 
+@dataclass(frozen=True)
+class Call:
+    """A command the interpreter reached that the caller watches for (`Script.trace(watch=...)`).
+
+    `words` holds every word as written, each with its candidate texts (a word is not split into
+    fields: `$FLAGS` is one word whose candidates are the values FLAGS may have there).
+    """
+
+    words: tuple[tuple[str | None, ...], ...]
+    env: tuple[tuple[str, Token], ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Run:
+    """Another script this one runs: `bash FILE`, `sh FILE`, `source FILE` / `. FILE`, `sbatch FILE` (also
+    behind `srun`, `nohup`, `exec`, `timeout`, ...). `path` holds the candidates of FILE as written, `cwd` those
+    of PWD after the script's `cd`s, `env` the variables the script runs it with (known, exported, prefixed)."""
+
+    how: str  # bash | source | sbatch
+    path: Token
+    cwd: Token | None
+    env: tuple[tuple[str, Token], ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What `Script.trace` reached: server launches, watched commands and scripts run."""
+
+    launches: tuple[Launch, ...]
+    calls: tuple[Call, ...]
+    runs: tuple[Run, ...]
+
+
 _WRAPPERS = {"env", "nohup", "exec", "numactl", "timeout", "setsid", "stdbuf", "taskset", "time", "sudo",
              "command", "builtin", "unbuffer"}
+_RUN_WRAPPERS = _WRAPPERS | {"srun", "mpirun"}
+_SHELLS = frozenset({"bash", "sh"})
+
+
+_DOCKER_FLAGS = frozenset({"--rm", "--privileged", "--init", "-d", "--detach", "-i", "-t", "-it", "-ti", "--interactive",
+                           "--tty", "--read-only", "--no-healthcheck", "-P", "--publish-all", "--sig-proxy"})
+
+
+def _docker_run(values: list[str | None], i: int) -> int | None:
+    """For `docker run [options] IMAGE CMD...` at `i`: the index where the command starts, the image's
+    entrypoint put in front when it is a shell (`--entrypoint=/bin/bash IMAGE SCRIPT`); None otherwise."""
+    j, entrypoint = i + 2, None
+    while j < len(values) and (values[j] or "").startswith("-"):
+        option, eq, value = (values[j] or "").partition("=")
+        if option == "--entrypoint":
+            entrypoint = value if eq else (values[j + 1] if j + 1 < len(values) else None)
+        j += 1 if eq or option in _DOCKER_FLAGS else 2
+    j += 1  # the image
+    if j >= len(values):
+        return None
+    if entrypoint is not None and entrypoint.rsplit("/", 1)[-1] in _SHELLS:
+        values[j - 1] = entrypoint  # the shell the image runs, in the image's place
+        return j - 1
+    return j
+
+
+def _run_at(values: list[str | None]) -> tuple[str, int] | None:
+    """(how, index of the script operand or of the `-c` string) of a command that runs a script; None if none."""
+    values = list(values)
+    i = 0
+    while i < len(values) and values[i] is not None and (
+            values[i].rsplit("/", 1)[-1] in _RUN_WRAPPERS or values[i].startswith("-") or "=" in values[i]
+            or re.fullmatch(r"[\d.]+[smhd]?", values[i])):
+        i += 1
+    if i + 1 < len(values) and values[i] == "docker" and values[i + 1] == "run":
+        start = _docker_run(values, i)
+        found = _run_at(values[start:]) if start is not None else None
+        return (found[0], found[1] + start) if found else None
+    head = (values[i] or "").rsplit("/", 1)[-1] if i < len(values) else ""
+    if head in ("source", "."):
+        return ("source", i + 1) if i + 1 < len(values) else None
+    if head == "sbatch":  # options take values (`-N 2`): the job script is the argument that names one
+        for j in range(i + 1, len(values)):
+            if re.search(r"\.(?:sh|slurm|sbatch)$", values[j] or ""):
+                return "sbatch", j
+    if head in _SHELLS or head == "sbatch":
+        j = i + 1
+        while j < len(values) and (values[j] or "").startswith("-"):
+            if head in _SHELLS and "c" in (values[j] or "")[1:] and not (values[j] or "").startswith("--"):
+                return ("-c", j + 1) if j + 1 < len(values) else None
+            j += 1
+        return (("bash" if head in _SHELLS else "sbatch"), j) if j < len(values) else None
+    return None
+
+
+@lru_cache(maxsize=256)
+def _statements(text: str) -> tuple:
+    """The syntax tree of a string run as shell code (`eval`, `bash -c`, `$(...)`)."""
+    return _Parser(_Lexer(text, nesting=1).run()).statements()
 
 
 def _launch_at(values: list[str | None]) -> tuple[str, int, int] | None:
@@ -958,17 +1070,30 @@ class _Interpreter:
     script does not assign is unknown (None).
     """
 
-    def __init__(self, known: Mapping[str, str]):
+    def __init__(self, known: Mapping[str, str], watch: Callable[[list[str | None]], bool] | None = None,
+                 exists: Callable[[str], bool | None] | None = None, defaults: bool = False):
         self.known = dict(known)
+        self.exists = exists
+        self.defaults = defaults  # `known` is every variable the script is given: `${X:-d}` of another X is d
         self.funcs: dict[str, tuple] = {}
         self.called: set[str] = set()
         self.stack: list[str] = []
+        self.args: list[tuple[Token, ...]] = []  # per active function call: its positional parameters
         self.returned: list[list[_State]] = []  # per active function call: states at each `return`
         self.launches: list[Launch] = []
         self.steps = 0
+        self.tracing = watch is not None  # also follow `eval`, `bash -c` and `$(...)`; record calls and runs
+        self.watch = watch
+        self.calls: list[Call] = []
+        self.runs: list[Run] = []
+        self.nested = 0  # depth of strings run as code
+        self.at: int | None = None  # while running a string as code: the line of the command that runs it
+        self.current = 0  # the line of the simple command being run
 
     # --- expansion ---
     def lookup(self, state: _State, name: str) -> tuple:
+        if name.isdigit() and name != "0" or name in ("@", "*", "#"):
+            return self._positional(name)
         binding = state.vars.get(name)
         if binding is not None:
             return binding.alts
@@ -976,9 +1101,25 @@ class _Interpreter:
             return (self.known[name],)
         return (None,)
 
+    def _passed(self, state: _State, name: str) -> bool:
+        """Whether a variable may come from outside the script: the runner's or a function argument."""
+        return name in self.known or name.isdigit() or name in state.vars
+
+    def _positional(self, name: str) -> tuple:
+        """`$1`.. / `$@` / `$#` inside a function call (a script's own arguments are not known)."""
+        if not self.args:
+            return (None,)
+        args = self.args[-1]
+        if name in ("@", "*"):
+            return (args,)
+        if name == "#":
+            return (str(len(args)),)
+        n = int(name)
+        return (args[n - 1].values[0] if len(args[n - 1].values) == 1 else None,) if n <= len(args) else ("",)
+
     def param(self, state: _State, part: Part) -> tuple:
         """Candidates of one parameter expansion: str, None (unknown) or tuple[Token, ...] (array fields)."""
-        if part.op == "?" or not _NAME.fullmatch(part.name):
+        if part.op == "?" or not (_NAME.fullmatch(part.name) or part.name.isdigit() or part.name in ("@", "*", "#")):
             return (None,)
         out: list = []
         for alt in self.lookup(state, part.name):
@@ -986,8 +1127,12 @@ class _Interpreter:
         return _dedupe(out)
 
     def _apply_op(self, state: _State, part: Part, alt) -> list:
+        if part.op == "#len":
+            if isinstance(alt, tuple):
+                return [str(len(alt)) if part.subscript else str(len(alt[0].first or "")) if alt else "0"]
+            return ["0" if alt is _UNSET else None if alt is None or UNKNOWN in alt else str(len(alt))]
         if isinstance(alt, tuple):  # an array
-            if part.subscript in ("@", "*"):
+            if part.subscript in ("@", "*") or part.name in ("@", "*"):
                 value = alt
             elif part.subscript.isdigit() or part.subscript == "":
                 n = int(part.subscript or 0)
@@ -1001,8 +1146,15 @@ class _Interpreter:
         op = part.op
         if not op:
             return [value]
+        if op in _PATTERN_OPS:
+            if not isinstance(value, str):
+                return [None]
+            return [None if pattern is None else _pattern_op(value, op, pattern)
+                    for pattern in self._text(state, part.arg)]
         if value is None:  # unknown: either it is set, or the operator's word applies
             if op in (":-", "-", ":=", "="):
+                if self.defaults and alt is None and not self._passed(state, part.name):
+                    return self._text(state, part.arg)
                 return [None, *self._text(state, part.arg)]
             return [*self._text(state, part.arg), ""]
         empty = value in ("", ())
@@ -1044,8 +1196,8 @@ class _Interpreter:
                 per_part.append(tuple(("val", a, p.quoted) for a in self.param(state, p)))
             elif p.kind == "arith":
                 per_part.append((("val", self.arith(state, p.text), True),))
-            else:  # command substitution: never run
-                per_part.append((("val", None, True),))
+            else:  # command substitution: its output when it is a pure builtin, else unknown
+                per_part.append(tuple(("val", v, p.quoted) for v in self.substitute(state, p.text)))
         # The first _MAX_ALTS candidates in order, built once each: extending every partial candidate part by
         # part copied it per part, quadratic in a word of 100,000 escaped characters.
         combos = [list(c) for c in itertools.islice(itertools.product(*per_part), _MAX_ALTS)]
@@ -1058,6 +1210,51 @@ class _Interpreter:
         for r in results:  # candidates of different shapes: every field of every candidate
             merged.extend(t for t in r if t not in merged)
         return merged
+
+    def substitute(self, state: _State, text: str) -> tuple:
+        """Candidates of `$(text)`: the output of a pure builtin (`printf`, `echo`, `dirname`, `basename`) on
+        known arguments, else unknown. When tracing, the body is run in a subshell (a copy of the state):
+        the scripts and commands it reaches are recorded, and what its `echo`s and `printf`s print is its
+        value when nothing else in it prints (`$(f 2)` of a function that echoes its result, `$([[ $X ]] &&
+        printf a || printf b)`)."""
+        words = substitution_command(text)
+        if words is not None:  # an unknown argument is an unknown part of the output (`%s` of it), or all of it
+            candidates = [[UNKNOWN if c is None else c for c in self._text(state, w.parts)] for w in words]
+            out = [pure_output(list(combo)) for combo in itertools.islice(itertools.product(*candidates), _MAX_ALTS)]
+            return _dedupe(None if o is None or o.strip(UNKNOWN) == "" else o for o in out) or (None,)
+        if not self.tracing:
+            return (None,)
+        inner = state.copy()
+        inner.vars[_OUT] = _Binding(("",), 0)
+        after = self.subshell(inner, text, self.current, inline=True)
+        if after.vars.get(_IMPURE) is not None or _OUT not in after.vars:
+            return (None,)
+        return tuple(a.rstrip("\n") if isinstance(a, str) else None for a in after.vars[_OUT].alts)
+
+    def _print(self, state: _State, fields: list[Token]) -> None:
+        """Inside `$(...)`: what an `echo` / `printf` adds to the substitution's output."""
+        combos = itertools.islice(itertools.product(*(t.values for t in fields)), _MAX_ALTS)
+        outs = [None if None in combo else pure_output(list(combo)) for combo in combos]
+        outs = [None if o is None else o + ("\n" if fields[0].first == "echo" else "") for o in outs]
+        before = state.vars[_OUT]
+        alts = [None if a is None or not isinstance(a, str) or o is None else a + o for a in before.alts for o in outs]
+        state.vars[_OUT] = _Binding(_dedupe(alts), before.line)
+
+    def subshell(self, state: _State, text: str | None, line: int, inline: bool = False) -> _State:
+        """Run a string as shell code: in `state` itself (`eval`) or in a copy (`bash -c`, `$(...)`)."""
+        if text is None or self.nested >= 4 or len(text) > MAX_SCRIPT // 4:
+            return state
+        self.nested += 1
+        outer, self.at = self.at, self.at or line
+        try:
+            after = self.run(_statements(text), state if inline else state.copy())
+        finally:
+            self.nested -= 1
+            self.at = outer
+        if not inline:
+            return state
+        after.alive = True
+        return after
 
     # --- execution ---
     def run(self, nodes: tuple, state: _State) -> _State:
@@ -1147,6 +1344,7 @@ class _Interpreter:
         return status, state
 
     def simple(self, node: _Simple, state: _State) -> tuple[bool | None, _State]:
+        self.current = node.line
         split = not (node.words and node.words[0].unquoted_literal == "[[")
         fields: list[Token] = []
         for w in node.words:
@@ -1180,16 +1378,70 @@ class _Interpreter:
             args = fields[1:]
             if args and args[-1].first in ("]", "]]"):
                 args = args[:-1]
-            return _test(args, pattern=command == "[["), state
+            return _test(args, command == "[[", self.exists), state
         if command in self.funcs and command not in self.stack:
-            return None, self.call(command, state)
+            if self.watch is not None and self.watch(values):
+                self.calls.append(self._call(node, state))
+            return None, self.call(command, state, tuple(fields[1:]))
         found = _launch_at(values)
         if found is not None:
             self.launches.append(self._launch(node, state, fields, *found))
+        if not self.tracing:
+            return None, state
+        if _OUT in state.vars:  # inside `$(...)`
+            if command in ("echo", "printf") and len(fields) > (command == "printf"):
+                self._print(state, fields)
+                return True, state
+            if command not in ("eval", "cd"):
+                state.vars[_IMPURE] = _Binding(("1",), node.line)
+        if self.watch(values):
+            self.calls.append(self._call(node, state))
+        if command == "eval":
+            return None, self.subshell(state, " ".join(UNKNOWN if t.first is None else t.first for t in fields[1:]),
+                                       node.line, inline=True)
+        if command == "cd" and len(fields) > 1:
+            self._cd(state, fields[1], node.line)
+            return None, state
+        ran = _run_at(values)
+        if ran is not None:
+            how, at = ran
+            if how == "-c":
+                self.subshell(state, values[at], node.line)
+            else:
+                env = dict(self._env(node, state, fields, at))
+                for name in self.known:
+                    env.setdefault(name, Token((self.known[name],), 0))
+                cwd = state.vars.get("PWD")
+                self.runs.append(Run(how, fields[at], Token(tuple(a if isinstance(a, str) else None for a in cwd.alts),
+                                                            cwd.line) if cwd else None,
+                                     tuple(sorted(env.items())), self.at or node.line))
         return None, state
+
+    def _cd(self, state: _State, target: Token, line: int) -> None:
+        """`cd DIR`: PWD becomes DIR (joined to the PWD before when DIR is relative)."""
+        before = self.lookup(state, "PWD")
+        alts = []
+        for value in target.values:
+            for old in before:
+                if value is not None and value.startswith(("/", UNKNOWN)):
+                    alts.append(posixpath.normpath(value))
+                elif value is None or not isinstance(old, str):
+                    alts.append(None)
+                else:
+                    alts.append(posixpath.normpath(posixpath.join(old, value)))
+        state.vars["PWD"] = _Binding(_dedupe(alts), line)
+
+    def _call(self, node: _Simple, state: _State) -> Call:
+        words = tuple(tuple(_dedupe(self._text(state, w.parts))) for w in node.words)
+        return Call(words, tuple(sorted(self._env(node, state, [], 0).items())), self.at or node.line)
 
     def _launch(self, node: _Simple, state: _State, fields: list[Token], engine: str, start: int,
                 after: int) -> Launch:
+        env = self._env(node, state, fields, start)
+        return Launch(engine, tuple(fields[after:]), tuple(sorted(env.items())), fields[start].line)
+
+    def _env(self, node: _Simple, state: _State, fields: list[Token], start: int) -> dict[str, Token]:
+        """The variables a command runs with beyond the runner's: exported ones, and its own assignments."""
         env: dict[str, Token] = {}
         for name in sorted(state.exported - set(self.known)):
             binding = state.vars.get(name)
@@ -1202,7 +1454,7 @@ class _Interpreter:
             m = _ASSIGN.match(t.first or "")
             if m:
                 env[m.group(1)] = Token((t.first[len(m.group(0)):],), t.line)
-        return Launch(engine, tuple(fields[after:]), tuple(sorted(env.items())), fields[start].line)
+        return env
 
     def declare(self, node: _Simple, state: _State, command: str) -> _State:
         """`export` / `declare` / `local` / `readonly`: assignments, and marks for export."""
@@ -1223,16 +1475,18 @@ class _Interpreter:
                 state.exported.add(name)
         return state
 
-    def call(self, name: str, state: _State) -> _State:
+    def call(self, name: str, state: _State, args: tuple[Token, ...] = ()) -> _State:
         if len(self.stack) >= 8:
             return state
         self.called.add(name)
         self.stack.append(name)
+        self.args.append(args)
         self.returned.append([])
         try:
             out = self.run(self.funcs[name], state)
         finally:
             self.stack.pop()
+            self.args.pop()
             frames = self.returned.pop()
         for back in frames:  # every `return` resumes the caller
             back.alive = True
@@ -1303,6 +1557,126 @@ def _fields(combo: list, line: int, split: bool) -> list[Token]:
     return fields
 
 
+# ---------------------------------------------------------------------------
+# Command substitutions that can be worked out: pure builtins on known arguments
+# ---------------------------------------------------------------------------
+
+_PURE = frozenset({"printf", "echo", "dirname", "basename"})
+_PRINTF_SPEC = re.compile(r"%([-+ #0]*)(\d*)(?:\.(\d+))?([sdifgeExXqbc%])")
+_PRINTF_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "r": "\r", "a": "\a"}
+
+
+@lru_cache(maxsize=512)
+def substitution_command(text: str) -> tuple[Word, ...] | None:
+    """The words of a `$(...)` body that is one pure builtin (`printf`, `echo`, `dirname`, `basename`), so its
+    output can be worked out from its arguments; None for any other body (it is never run)."""
+    if len(text) > MAX_RESOLVED:
+        return None
+    nodes = _Parser(_Lexer(text, nesting=1).run()).statements()
+    if len(nodes) != 1 or not isinstance(nodes[0], _Simple) or nodes[0].assigns or not nodes[0].words:
+        return None
+    return nodes[0].words if nodes[0].words[0].unquoted_literal in _PURE else None
+
+
+def pure_output(argv: list[str]) -> str | None:
+    """What `printf` / `echo` / `dirname` / `basename` prints for `argv` (trailing newlines cut, as `$(...)`
+    cuts them); None when an argument it computes with is not known."""
+    command, args = argv[0], argv[1:]
+    if command == "echo":
+        while args and re.fullmatch(r"-[neE]+", args[0]):
+            args = args[1:]
+        out = " ".join(args)
+    elif command == "dirname":
+        if any(UNKNOWN in a.rsplit("/", 1)[0] + ("" if "/" in a else UNKNOWN) for a in args):
+            return UNKNOWN  # where the directory ends is not known
+        out = "\n".join((posixpath.dirname(a.rstrip("/")) or ".") for a in args) if args else None
+    elif command == "basename":
+        out = posixpath.basename(args[0].rstrip("/")) if args else None
+        if out is not None and UNKNOWN in out:
+            return UNKNOWN
+        if out is not None and len(args) > 1 and out.endswith(args[1]) and out != args[1]:
+            out = out[:-len(args[1])]
+    else:
+        out = _printf(args[0], args[1:]) if args else None
+    return None if out is None else out.rstrip("\n")
+
+
+def _printf(fmt: str, args: list[str]) -> str | None:
+    """bash's `printf FMT ARGS...`: the format is reused while arguments remain."""
+    fmt = re.sub(r"\\(.)", lambda m: _PRINTF_ESCAPES.get(m.group(1), "\\" + m.group(1)), fmt)
+    out: list[str] = []
+    rest = list(args)
+    for _ in range(64):
+        used = False
+
+        def one(m: re.Match) -> str:
+            nonlocal used
+            flags, width, prec, conv = m.groups()
+            if conv == "%":
+                return "%"
+            used = True
+            arg = rest.pop(0) if rest else ""
+            if conv in "sqbc":
+                text = arg[:1] if conv == "c" else arg
+                return f"{text:{'<' if '-' in flags else '>'}{width or 0}}"
+            if UNKNOWN in arg:
+                return UNKNOWN
+            try:
+                number = float(arg or 0) if conv in "fgeE" else int(arg or 0, 0)
+            except ValueError:
+                return UNKNOWN
+            spec = f"{flags}{width}{'.' + prec if prec is not None else ''}{conv}"
+            try:
+                return ("%" + spec) % number
+            except (TypeError, ValueError, OverflowError):
+                return UNKNOWN
+        out.append(_PRINTF_SPEC.sub(one, fmt))
+        if not used or not rest or sum(map(len, out)) > MAX_RESOLVED:
+            break
+    text = "".join(out)
+    return text if len(text) <= MAX_RESOLVED else None
+
+
+_PATTERN_OPS = frozenset({"%", "%%", "#", "##", "/", "//"})
+_MAX_PATTERN_VALUE = 2_000  # characters a value may have for `${NAME%pattern}` & co to be worked out
+
+
+def _pattern_op(value: str, op: str, arg: str) -> str | None:
+    """`${NAME<op>arg}` for the pattern operators, as bash computes it: `%`/`%%` remove the shortest/longest
+    suffix matching the glob, `#`/`##` the prefix, `/`/`//` replace the first/every longest match (`pat/rep`).
+    None (unknown) for values too long to match cheaply."""
+    if len(value) > _MAX_PATTERN_VALUE or len(arg) > _MAX_PATTERN_VALUE:
+        return None
+    match = fnmatch.fnmatchcase
+    n = len(value)
+    if op in ("#", "##"):
+        for i in (range(n + 1) if op == "#" else range(n, -1, -1)):
+            if match(value[:i], arg):
+                return value[i:]
+        return value
+    if op in ("%", "%%"):
+        for i in (range(n, -1, -1) if op == "%" else range(n + 1)):
+            if match(value[i:], arg):
+                return value[:i]
+        return value
+    pattern, _, replacement = arg.partition("/")
+    if not pattern or n > 200:
+        return value if not pattern else None
+    out, i = [], 0
+    while i <= n:
+        j = next((j for j in range(n, i, -1) if match(value[i:j], pattern)), None)
+        if j is None:
+            out.append(value[i:i + 1])
+            i += 1
+            continue
+        out.append(replacement)
+        if op == "/":
+            out.append(value[j:])
+            return "".join(out)
+        i = j
+    return "".join(out)
+
+
 def _decided(value: str | None) -> str | None:
     """A value a condition can use: None when any part of it is unknown."""
     return None if value is None or UNKNOWN in value else value
@@ -1313,23 +1687,24 @@ _INT_OPS = {"-eq": operator.eq, "-ne": operator.ne, "-gt": operator.gt, "-ge": o
 _BINARY = {"=", "==", "!=", "<", ">", "=~", *_INT_OPS}
 
 
-def _test(args: list[Token], pattern: bool) -> bool | None:
+def _test(args: list[Token], pattern: bool, exists: Callable[[str], bool | None] | None = None) -> bool | None:
     """`[ ... ]` / `[[ ... ]]` over candidate values: decided only when every candidate agrees."""
     combos: list[list[str | None]] = [[]]
     for t in args:
         combos = [c + [_decided(v)] for c in combos for v in t.values][:_MAX_ALTS * 4]
-    results = {_Test(c, pattern).run() for c in combos}
+    results = {_Test(c, pattern, exists).run() for c in combos}
     return results.pop() if len(results) == 1 else None
 
 
 class _Test:
     """One `test` expression in three-valued logic (None: depends on something unknown)."""
 
-    def __init__(self, args: list[str | None], pattern: bool):
+    def __init__(self, args: list[str | None], pattern: bool, exists: Callable[[str], bool | None] | None = None):
         self.a = args
         self.pos = 0
         self.depth = 0
         self.pattern = pattern  # `[[ ]]`: the right side of = / != is a glob
+        self.exists = exists  # whether a file exists, where the caller knows
 
     def run(self) -> bool | None:
         value = self.or_()
@@ -1386,6 +1761,8 @@ class _Test:
         if first is not None and re.fullmatch(r"-[a-zA-Z]", first) and self.pos + 1 < len(a):
             operand = a[self.pos + 1]
             self.pos += 2
+            if first in ("-f", "-e", "-s", "-r", "-x") and self.exists is not None and operand is not None:
+                return self.exists(operand)
             if first not in ("-n", "-z"):
                 return None  # file tests and the like: not knowable here
             return None if operand is None else bool(operand) == (first == "-n")
@@ -1521,7 +1898,7 @@ class Assignment:
 
 
 @dataclass(frozen=True)
-class Call:
+class SimpleCommand:
     """One simple command as bash reads it, for readers that judge what a command does.
 
     `words` are the command's words with each variable the script fixes substituted; an unknown value stays
@@ -1601,6 +1978,14 @@ def _read_whole(raw: list[str]) -> _Read:
                  docs, bisect.bisect_left(starts, len(lexer.s)) if len(lexer.s) < len(text) else len(raw))
 
 
+@lru_cache(maxsize=128)
+def _parsed(text: str, embedded: bool) -> _Read:
+    """The lexed and parsed script (a pure function of its text, immutable): the same library or launcher is
+    read by every evidence round and every PR of a backtest, and lexing it is most of reading it."""
+    raw = text.splitlines()
+    return (_read_embedded if embedded else _read_whole)(raw)
+
+
 def _read_embedded(raw: list[str]) -> _Read:
     """Each line lexed on its own; a heredoc body ends at its delimiter, indented or not."""
     statements: list = []
@@ -1646,7 +2031,8 @@ class Script:
     def __init__(self, text: str, embedded: bool = False):
         self.raw = text.splitlines()
         self.embedded = embedded
-        self._read = (_read_embedded if embedded else _read_whole)(self.raw)
+        self._read = _parsed(text, embedded) if len(text) <= MAX_SCRIPT else (
+            _read_embedded if embedded else _read_whole)(self.raw)
         self.statements = self._read.statements
         self._values: dict[str, str | None] = {}
         self._room = MAX_EXPANDED  # what values and expansions may still add; past it, variables stay as written
@@ -1669,6 +2055,32 @@ class Script:
             if launch not in seen:
                 seen.append(launch)
         return tuple(seen)
+
+    def trace(self, env: Mapping[str, str] | None = None, path: str = "",
+              watch: Callable[[list[str | None]], bool] = lambda values: False,
+              exists: Callable[[str], bool | None] | None = None, uncalled: bool = True,
+              defaults: bool = False) -> Trace:
+        """Run the script with `env` as the known variables (and `path` as `$0`), as `launches` does, and also
+        follow `eval`, `bash -c` strings and the bodies of `$(...)`; return the launches reached, every
+        command for which `watch(its field values)` is true, and every script it runs or sources.
+        `exists(path)` answers file tests (`[ -f "$SCRIPT" ]`): True, False, or None where not known.
+        With `uncalled`, functions the script defines but never calls are run last (as `launches` does);
+        a library that is sourced is traced without (its callers call what they use). With `defaults`, `env`
+        is every variable the script is given: one it neither gets nor sets takes the default the script
+        gives it (`${DRAFT_PATH:-/models/x}`), as the line readers take it.
+
+        Sourced files are not read (the caller resolves `Run.path` and traces them in turn).
+        """
+        known = dict(env or {})
+        if path:
+            known["0"] = path
+        interp = _Interpreter(known, watch, exists, defaults)
+        state = interp.run(self.statements, _State({}, set()))
+        for name in list(interp.funcs) if uncalled else ():
+            if name not in interp.called:
+                interp.call(name, state.copy() if state.alive else _State({}, set()))
+        return Trace(tuple(dict.fromkeys(interp.launches)), tuple(dict.fromkeys(interp.calls)),
+                     tuple(dict.fromkeys(interp.runs)))
 
     def exports(self) -> tuple[tuple[str, Token], ...]:
         """The variables the script exports (a guide's env block), in the order they were set."""
@@ -1756,10 +2168,10 @@ class Script:
                 if isinstance(node, _Func)}
 
     @cached_property
-    def calls(self) -> tuple[Call, ...]:
+    def simple_commands(self) -> tuple[SimpleCommand, ...]:
         """Every simple command of the script, in the order written (inside functions, branches and loops
-        too), with its words and redirections as `Call` gives them."""
-        out: list[Call] = []
+        too), with its words and redirections as `SimpleCommand` gives them."""
+        out: list[SimpleCommand] = []
         stack: list[tuple[Iterator, str]] = [(iter(self.statements), "")]
         while stack:
             node = next(stack[-1][0], _END)
@@ -1771,9 +2183,9 @@ class Script:
                 words = [self.text_of(w.parts) for w in node.words]
                 subs = [p.text for w in (*node.words, *(t for _, t in node.redirects)) for p in w.parts
                         if p.kind == "cmd"]
-                out.append(Call(node.line, tuple(words), tuple(bool(w.parts) and all(p.quoted for p in w.parts)
-                                                               for w in node.words),
-                                tuple((op, self.text_of(t.parts)) for op, t in node.redirects), function, tuple(subs)))
+                quoted = tuple(bool(w.parts) and all(p.quoted for p in w.parts) for w in node.words)
+                redirects = tuple((op, self.text_of(t.parts)) for op, t in node.redirects)
+                out.append(SimpleCommand(node.line, tuple(words), quoted, redirects, function, tuple(subs)))
             if node is not None:
                 stack.append((iter(_children(node)), node.name if isinstance(node, _Func) else function))
         return tuple(out)
@@ -1788,6 +2200,11 @@ class Script:
             else:
                 out.append(_as_written((p,)))
         return "".join(out)
+
+    def value_of(self, a: Assignment) -> str | None:
+        """The value an assignment gives, variables the script fixes expanded (others kept as written); None
+        for an array, or a value a command substitution or undecidable arithmetic makes unknown."""
+        return self._render(a.value.parts, a.name, 0) if a.value is not None and not a.append else None
 
     def array_items(self, name: str) -> tuple[str, ...]:
         """The items of every `name=(...)` / `name+=(...)`, with the variables the script fixes expanded."""
@@ -1828,9 +2245,13 @@ class Script:
 
     def _expand(self, part: Part, owner: str, depth: int) -> str | None:
         """What `$NAME` / `${NAME}` / `${NAME:-word}` (and `-`, `:=`, `=`) comes to; None when not fixed."""
-        if part.kind != "param" or part.op not in ("", ":-", "-", ":=", "=") or part.subscript \
+        if part.kind != "param" or part.op not in ("", ":-", "-", ":=", "=", *_PATTERN_OPS) or part.subscript \
                 or not _NAME.fullmatch(part.name):
             return None
+        if part.op in _PATTERN_OPS:
+            value = self._value(part.name, depth + 1) if part.name != owner and part.name in self._assigned else None
+            pattern = self._render(part.arg, owner, depth) if value is not None else None
+            return None if pattern is None else _pattern_op(value, part.op, pattern)
         if part.name == owner or part.name not in self._assigned:  # unset, as far as the script says
             return self._render(part.arg, owner, depth) if part.op else None
         value = self._value(part.name, depth + 1)
@@ -1852,7 +2273,7 @@ class Script:
             elif p.kind == "arith":
                 text = _arithmetic(p.text, lambda name: self._integer(name, owner, depth))
             else:
-                text = None
+                text = self._substitute(p.text, owner, depth)
             if text is None:
                 return None
             size += len(text)
@@ -1860,6 +2281,16 @@ class Script:
                 return None
             out.append(text)
         return "".join(out)
+
+    def _substitute(self, text: str, owner: str, depth: int) -> str | None:
+        """The output of a `$(...)` that is a pure builtin whose arguments are fixed; None otherwise."""
+        words = substitution_command(text)
+        if words is None or depth > _MAX_CHAIN:
+            return None
+        argv = [self._render(w.parts, owner, depth + 1) for w in words]
+        if any(a is None or "$" in a for a in argv):
+            return None
+        return pure_output(argv)
 
     def _integer(self, name: str, owner: str, depth: int) -> str | None:
         value = self._value(name, depth + 1) if name != owner and name in self._assigned else None

@@ -159,3 +159,137 @@ def test_master_only_change_checks_the_recipe_it_runs():
 @pytest.mark.parametrize("world", world_params())
 def test_shared_world(world):
     assert_check_agrees(world, chat_template)
+
+
+# --- what a config runs: custom benchmarks, layered recipes, launchers, shared scripts -------------------
+
+AGENTIC_RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/agg-gb300-tp4-mtp.yaml"
+AGENTIC_SRT = "benchmarks/multi_node/agentic_srt.sh"
+CUSTOM_RECIPE = """\
+backend:
+  type: sglang
+  sglang_config:
+    aggregated:
+      speculative-algorithm: EAGLE
+      speculative-num-steps: 3
+benchmark:
+  type: custom
+  command: bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh
+  env:
+    INFMAX_CONTAINER_WORKSPACE: /infmax-workspace
+"""
+SRT_CLIENT = ('INFMAX_CONTAINER_WORKSPACE="${INFMAX_CONTAINER_WORKSPACE:-/infmax-workspace}"\n'
+              'source "$INFMAX_CONTAINER_WORKSPACE/benchmarks/benchmark_lib.sh"\n'
+              'for c in $CONC_LIST; do\n  build_replay_cmd "$RESULT_DIR"\ndone\n')
+
+
+def test_a_custom_benchmark_is_judged_by_the_script_its_command_runs():
+    """`use_chat_template` means nothing for `type: custom`: the command's script is the client, found at
+    its repository path, and the replay function of the library it sources is read."""
+    c = ctx(files=[changed(AGENTIC_RECIPE, None, CUSTOM_RECIPE)])
+    assert {p for _sha, p in chat_template.wants(c).files} == {AGENTIC_SRT}
+    files = [changed(AGENTIC_RECIPE, None, CUSTOM_RECIPE)]
+    r = run(files=files, extra_files={HEAD: {AGENTIC_SRT: SRT_CLIENT, LIB: LIB_CHAT}})
+    assert r.status is Status.PASS and "chat-completions replay (benchmarks/benchmark_lib.sh)" in r.reason
+    raw = LIB_CHAT.replace("/v1/chat/completions", "/v1/completions").replace("chat\"", "completions\"")
+    bad = run(files=files, extra_files={HEAD: {AGENTIC_SRT: SRT_CLIENT, LIB: raw}})
+    assert bad.status is Status.FAIL and (bad.findings[0].path, bad.findings[0].line) == (AGENTIC_SRT, 4)
+    missing = run(files=files, extra_files={HEAD: {AGENTIC_SRT: None}})
+    assert missing.status is Status.FAIL and missing.findings[0].message.startswith("cannot decide:")
+
+
+LAYERED = RECIPE_HEAD.replace("name:", "base:\n  name:", 1)
+
+
+def test_a_layered_recipe_is_read_variant_by_variant():
+    base = ("base:\n  backend:\n    sglang_config:\n      decode: {speculative-algo: EAGLE, speculative-num-steps: 3}\n"
+            "  benchmark:\n    type: sa-bench\n    use_chat_template: true\n"
+            "zip_override_lowlat:\n  name: [a, b]\n")
+    assert run(files=[changed(RECIPE, None, base)]).status is Status.PASS
+    off = base + "override_raw:\n  benchmark:\n    use_chat_template: false\n"
+    r = run(files=[changed(RECIPE, None, off)])
+    assert r.status is Status.FAIL and r.findings[0].line == 12 and "override_raw" in r.findings[0].message
+
+
+SERVER = "benchmarks/multi_node/amd_utils/server_sglang.sh"
+SHARED = ('DECODE_MTP_SIZE="${DECODE_MTP_SIZE:-0}"\n'
+          'if [ "$DECODE_MTP_SIZE" -gt 0 ]; then MTP="--speculative-num-steps $DECODE_MTP_SIZE"; fi\n'
+          'python3 -m sglang.launch_server --speculative-algorithm EAGLE $MTP &\n')
+AMD_MASTER = "configs/amd-master.yaml"
+AMD_ENTRY = """\
+dsv4-fp4-mi355x-sglang-disagg:
+  model-prefix: dsv4
+  precision: fp4
+  runner: mi355x-disagg
+  framework: sglang-disagg
+  multinode: true
+  scenarios:
+    fixed-seq-len:
+    - isl: 8192
+      osl: 1024
+      search-space:
+      - spec-decoding: "{spec}"
+        decode:
+          additional-settings:
+          - "DECODE_MTP_SIZE={size}"
+"""
+
+
+def test_speculative_flags_in_a_shared_launcher_count_only_through_a_config_that_turns_them_on():
+    entry = AMD_ENTRY.format(spec="none", size=0)
+    r = run(files=[changed(SERVER, "x=1\n", SHARED), changed(AMD_MASTER, None, entry)], master_head={AMD_MASTER: entry})
+    assert r.status is Status.NA and f"the speculative flags in {SERVER} are dormant" in r.reason
+
+
+PER_CONFIG = "benchmarks/multi_node/dsv4_fp4_mi355x_sglang-disagg.sh"
+AMD_LAUNCHER = ('SCRIPT_NAME="${EXP_NAME%%_*}_${PRECISION}_mi355x_${FRAMEWORK}.sh"\n'
+                'JOB_ID=$(bash "benchmarks/multi_node/${SCRIPT_NAME}")\n')
+AMD_FILES = {"configs/runners.yaml": "labels:\n  mi355x-disagg:\n  - mi355x-amds_00\n",
+             "runners/launch_mi355x-amds.sh": AMD_LAUNCHER, "benchmarks/benchmark_lib.sh": "f() { :; }\n",
+             PER_CONFIG: 'cd "$GITHUB_WORKSPACE/benchmarks/multi_node/amd_utils"\nbash ./server_sglang.sh\n'}
+
+
+def test_the_client_is_found_where_a_server_launcher_runs_it_and_read_for_the_configs_variables():
+    """A server launcher runs the client (`eval "$BENCH_CMD"`); the client passes the chat template only when
+    MTP is on, which the config's DECODE_MTP_SIZE decides."""
+    bench = "benchmarks/multi_node/amd_utils/bench.sh"
+    server = SHARED + ('if [ "$DECODE_MTP_SIZE" -gt 0 ]; then export IS_MTP=true; else export IS_MTP=false; fi\n'
+                       'BENCH_CMD="bash $SGLANG_WS_PATH/bench.sh 1 1"\neval "$BENCH_CMD"\n')
+    client = ('extra=""\nif [ "$IS_MTP" = "true" ]; then extra="--use-chat-template"; fi\n'
+              'run_benchmark_serving --model "$MODEL" --backend openai $extra\n')
+    entry = AMD_ENTRY.format(spec="mtp", size=1)
+    kw = dict(files=[changed(SERVER, "x=1\n", server), changed(AMD_MASTER, None, entry)],
+              master_head={AMD_MASTER: entry}, extra_files={HEAD: {**AMD_FILES, bench: client}})
+    r = run(**kw)
+    assert r.status is Status.PASS and "--use-chat-template" in r.reason
+    kw["extra_files"] = {HEAD: {**AMD_FILES, bench: client.replace("$extra", "")}}
+    raw = run(**kw)
+    assert raw.status is Status.FAIL and (raw.findings[0].path, raw.findings[0].line) == (bench, 3)
+
+
+def test_a_flag_branches_the_variables_do_not_decide_cannot_be_decided():
+    head = SERVE + 'if [ "$MYSTERY" = "1" ]; then X=--use-chat-template; else X=--trust-remote-code; fi\n' \
+                   "run_benchmark_serving --model m $X\n"
+    r = run(files=[changed(FIXED, None, head)])
+    assert r.status is Status.FAIL and r.findings[0].message.startswith("cannot decide whether `run_benchmark_serving`")
+
+
+def test_an_unfixed_option_value_is_not_a_missing_chat_flag():
+    r = run(files=[changed(FIXED, None, SERVE + 'run_benchmark_serving --model "$MODEL" --backend vllm\n')])
+    assert r.status is Status.FAIL and "drives raw completions" in r.findings[0].message
+
+
+SPEEDBENCH = "benchmarks/single_node/speedbench/kimik3_fp4_b300_vllm.sh"
+
+
+def test_a_dataset_that_renders_the_chat_template_counts_as_chat():
+    """SpeedBench's `speed_bench` dataset renders the chat template client-side; the client here is a python
+    program the script writes from a heredoc that imports vLLM's benchmark."""
+    head = ('vllm serve m --speculative-config "{\\"method\\": \\"dspark\\", \\"num_speculative_tokens\\": 2}" &\n'
+            'DRIVER="$RESULTS_DIR/bench.py"\ncat > "$DRIVER" <<\'PY\'\nfrom vllm.benchmarks.serve import main\nPY\n'
+            'HELP="$(python3 "$DRIVER" --help=all)"\n'
+            'python3 "$DRIVER" --model m --dataset-name speed_bench --num-prompts -1\n')
+    r = run(files=[changed(SPEEDBENCH, None, head)])
+    assert r.status is Status.PASS and "speed_bench" in r.reason
+    raw = run(files=[changed(SPEEDBENCH, None, head.replace("speed_bench", "random"))])
+    assert raw.status is Status.FAIL and raw.findings[0].line == 7 and "python3 …/bench.py" in raw.findings[0].message

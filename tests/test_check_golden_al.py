@@ -226,7 +226,7 @@ def test_agentic_entry_whose_script_is_missing_fails_closed():
     r = run([changed(MASTER, None, entry)], master_head={MASTER: entry},
             extra_files={HEAD: {"benchmarks/single_node/agentic/glm5.2_fp4_mi355x_sglang_mtp.sh": None,
                                     "benchmarks/single_node/agentic/glm5.2_fp4_mi355x_mtp.sh": None}})
-    assert r.status is Status.FAIL and (r.findings[0].path, r.findings[0].line) == (MASTER, 1)
+    assert r.status is Status.FAIL and (r.findings[0].path, r.findings[0].line) == (MASTER, 9)  # its point
     assert "glm5.2_fp4_mi355x_sglang_mtp.sh" in r.reason
 
 
@@ -253,3 +253,79 @@ def test_deterministic():
 @pytest.mark.parametrize("world", world_params())
 def test_shared_world(world):
     assert_check_agrees(world, golden_al)
+
+
+# --- the AL as the run reads it; the draft method actually configured -------------------------------
+
+MINIMAX = "benchmarks/single_node/agentic/minimaxm3_fp4_b300_mtp.sh"
+MINIMAX_CURVES = {**CURVES,
+                  "golden_al_distribution/minimaxm3_eagle3.yaml": "m:\n  thinking_on:\n    3: 2.83\n    4: 3.10\n",
+                  "golden_al_distribution/minimaxm3_eagle3_gqa.yaml": "m:\n  thinking_on:\n    3: 2.78\n    4: 3.02\n"}
+BRANCHES = """\
+DRAFT_MODEL="Inferact/MiniMax-M3-EAGLE3{gqa}"
+DRAFT_MODEL_PATH="${{DRAFT_MODEL_PATH:-/data/models/${{DRAFT_MODEL##*/}}}}"
+if [[ "${{DCP_SIZE:-1}}" -gt 1 ]]; then
+    NUM_SPEC_TOKENS=3
+    SYNTHETIC_ACCEPT_LEN={al3}
+else
+    NUM_SPEC_TOKENS=4
+    SYNTHETIC_ACCEPT_LEN={al4}
+fi
+SPEC_CONFIG=$(printf \\
+    '{{"method":"eagle3","model":"%s","num_speculative_tokens":%d,"rejection_sample_method":"synthetic","synthetic_acceptance_length":%.2f}}' \\
+    "$DRAFT_MODEL_PATH" "$NUM_SPEC_TOKENS" "$SYNTHETIC_ACCEPT_LEN")
+VLLM_CMD=(vllm serve "$MODEL" --speculative-config "$SPEC_CONFIG")
+"${{VLLM_CMD[@]}}" &
+"""
+
+
+def test_the_al_is_read_through_the_branch_that_sets_it_and_printf():
+    """The pinned AL is the one the run gets: set beside its draft length (the branch the config's variables
+    choose; the default without them) and formatted by printf."""
+    r = run([changed(MINIMAX, None, BRANCHES.format(gqa="-GQA", al3="2.78", al4="3.02"))], policy=MINIMAX_CURVES)
+    assert r.status is Status.PASS and "synthetic_acceptance_length=3.02 = golden minimaxm3_eagle3_gqa.yaml" in r.reason
+    wrong = run([changed(MINIMAX, None, BRANCHES.format(gqa="-GQA", al3="2.78", al4="3.10"))], policy=MINIMAX_CURVES)
+    assert wrong.status is Status.FAIL and "golden AL is 3.02" in wrong.reason
+
+
+def test_the_curve_is_the_one_of_the_draft_method_configured():
+    """An EAGLE3 draft without GQA is held to the plain EAGLE3 curve."""
+    r = run([changed(MINIMAX, None, BRANCHES.format(gqa="", al3="2.83", al4="3.10"))], policy=MINIMAX_CURVES)
+    assert r.status is Status.PASS and "minimaxm3_eagle3.yaml thinking_on/4" in r.reason
+
+
+def test_atoms_simulated_acceptance_knob_pins_the_al():
+    atom = "benchmarks/single_node/agentic/glm5.2_fp4_mi355x_atom_mtp.sh"
+    head = ("python3 -m atom.entrypoints.openai_server --model m --method mtp --num-speculative-tokens 3 "
+            "--spec-decode-acceptance-length {al} &\n")
+    assert run([changed(atom, None, head.format(al="2.99"))]).status is Status.PASS
+    r = run([changed(atom, None, head.format(al="3.10"))])
+    assert r.status is Status.FAIL and "spec-decode-acceptance-length=3.10" in r.reason
+
+
+AGENTX = "benchmarks/multi_node/srt-slurm-recipes/sglang/glm5.2/agentx-v1/disagg-mtp.yaml"
+DISAGG = """\
+backend:
+  type: sglang
+  prefill_environment: {}
+  decode_environment:
+    SGLANG_SIMULATE_ACC_LEN: "2.99"
+  sglang_config:
+    prefill:
+      speculative-algorithm: NEXTN
+      speculative-num-steps: 5
+    decode:
+      speculative-algorithm: NEXTN
+      speculative-num-steps: 3
+"""
+
+
+def test_a_disaggregated_recipe_is_held_to_its_decode_sides_settings():
+    """The prefill worker's draft settings decide nothing accepted; an `agentx*` directory is agentic."""
+    master = ("glm5.2-fp4-gb300-dynamo-sglang-mtp:\n  model-prefix: glm5.2\n  scenarios:\n    fixed-seq-len:\n"
+              "    - search-space:\n      - spec-decoding: mtp\n        prefill:\n          additional-settings:\n"
+              "          - \"CONFIG_FILE=recipes/sglang/glm5.2/agentx-v1/disagg-mtp.yaml\"\n")
+    r = run([changed(AGENTX, None, DISAGG)], master_head={MASTER: master})
+    assert r.status is Status.PASS and "SGLANG_SIMULATE_ACC_LEN=2.99 = golden glm5.2_mtp.yaml thinking_on/3" in r.reason
+    r = run([changed(AGENTX, None, DISAGG.replace("2.99", "3.61"))], master_head={MASTER: master})
+    assert r.status is Status.FAIL and "golden AL is 2.99" in r.reason

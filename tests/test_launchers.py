@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks import launchers
+from checks import launchers, runs
 from tests.builders import HEAD, ctx
 from tests.test_lint_master_recipe_parity import LAUNCHER, LAUNCHER_SH, L_CONTAINERS
 
@@ -22,20 +22,19 @@ def with_files(**files: str | None):
 
 def test_a_label_runs_the_launcher_of_each_runner_name_up_to_its_first_underscore():
     c = with_files(**{"configs/runners.yaml": RUNNERS})
-    assert launchers.launcher_paths(c, "h200") == ("runners/launch_h200-cw.sh", "runners/launch_h200-dgxc-slurm.sh")
-    assert launchers.launcher_paths(c, "cluster:h200-dgxc") == ("runners/launch_h200-dgxc-slurm.sh",)
-    assert launchers.launcher_paths(c, "b200") is None
+    assert runs.launchers(c, "h200") == ("runners/launch_h200-cw.sh", "runners/launch_h200-dgxc-slurm.sh")
+    assert runs.launchers(c, "cluster:h200-dgxc") == ("runners/launch_h200-dgxc-slurm.sh",)
+    assert runs.launchers(c, "b200") == ("runners/launch_b200.sh",)  # not listed: the one named after it
 
 
 def test_the_older_runners_path_and_a_repository_launcher_pattern():
-    policy = {".github/signoff-bot.yml": "launcher: ci/run_{runner}.sh\n"}
+    policy = {".github/signoff-bot.yml": "launcher: ci/run_{machine}.sh\n"}
     c = ctx(policy=policy, extra_files={HEAD: {"configs/runners.yaml": None, ".github/configs/runners.yaml": RUNNERS}})
-    assert launchers.launcher_paths(c, "cluster:h200-dgxc") == ("ci/run_h200-dgxc-slurm.sh",)
+    assert runs.launchers(c, "cluster:h200-dgxc") == ("ci/run_h200-dgxc-slurm.sh",)
 
 
-def test_unreadable_runners_file_names_no_launcher():
-    assert launchers.launcher_paths(with_files(**{"configs/runners.yaml": "labels: [\n"}), "h200") is None
-    assert launchers.launcher_paths(with_files(), "h200") is None
+def test_an_unreadable_runners_file_leaves_the_launcher_named_after_the_label():
+    assert runs.launchers(with_files(**{"configs/runners.yaml": "labels: [\n"}), "h200") == ("runners/launch_h200.sh",)
 
 
 def test_container_map_reads_the_heredoc_and_the_master_image_file():

@@ -118,7 +118,9 @@ def test_alias_no_launcher_explains_is_a_warning_that_cannot_decide(extra):
 
 def test_wants_the_runners_file_then_the_launchers_of_an_aliased_container():
     c = lint_ctx(recipe_yaml(container="dynamo-sglang"), master_yaml())
-    assert rule.wants(c).files == ((HEAD, ".github/configs/runners.yaml"), (HEAD, RUNNERS))
+    # the runners files, and the launcher named after the label, which runs when the files do not list it
+    assert rule.wants(c).files == ((HEAD, ".github/configs/runners.yaml"), (HEAD, RUNNERS),
+                                   (HEAD, "runners/launch_gb200.sh"))
     c = lint_ctx(recipe_yaml(container="dynamo-sglang"), master_yaml(), extra={RUNNERS: RUNNERS_YAML})
     assert rule.wants(c).files == ((HEAD, ".github/configs/runners.yaml"), (HEAD, LAUNCHER))
     assert rule.wants(lint_ctx(recipe_yaml(), master_yaml(), extra=with_launcher(None))).files == ()

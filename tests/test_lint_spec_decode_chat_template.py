@@ -60,3 +60,11 @@ def test_malformed_files_do_not_crash():
     text = recipe_yaml().replace('  type: "sa-bench"\n  use_chat_template: true\n', "").replace(
         "benchmark:\n", "benchmark: sa-bench\n")
     assert found(lint_ctx(text)) == [(RECIPE_PATH, L_BENCHMARK)]
+
+
+def test_a_custom_benchmark_command_is_not_linted_for_use_chat_template():
+    from tests.builders import changed, ctx
+    text = ("backend:\n  sglang_config:\n    decode: {speculative-algorithm: EAGLE}\n"
+            "benchmark:\n  type: custom\n  command: bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh\n")
+    path = "benchmarks/multi_node/srt-slurm-recipes/sglang/x/agentic/agg-mtp.yaml"
+    assert list(rule.check(ctx(files=[changed(path, None, text)]))) == []

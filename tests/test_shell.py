@@ -152,3 +152,66 @@ def test_reading_lines_never_raises_on_hostile_text(text, embedded):
     assert all(a.line <= len(script.lines) for a in script.assignments)
     assert all(lines for lines in script.functions.values())
     script.array_items("X")
+
+
+def test_pattern_operators_are_worked_out_where_the_value_is_fixed():
+    lines = Script('D="Inferact/MiniMax-M3-EAGLE3-GQA"\nP="/data/${D##*/}"\nN="dsv4_1k1k"\n'
+                   'echo $P ${N%%_*} ${N#*_} ${P/data/models}\n').lines
+    assert lines[3].expanded == "echo /data/MiniMax-M3-EAGLE3-GQA dsv4 1k1k /models/MiniMax-M3-EAGLE3-GQA"
+
+
+def test_printf_and_dirname_substitutions_are_their_output():
+    script = Script("N=3\nAL=2.78\nC=$(printf \\\n  '{\"n\":%d,\"al\":%.2f,\"m\":\"%s\"}' \"$N\" \"$AL\" x)\n"
+                    "vllm serve m --speculative-config \"$C\"\nD=$(dirname /a/b/c.sh)\necho $D $(date)\n")
+    assert script.lines[4].expanded == 'vllm serve m --speculative-config "{"n":3,"al":2.78,"m":"x"}"'
+    assert script.lines[6].expanded == "echo /a/b $(date)"
+
+
+def test_trace_follows_branches_for_the_given_variables():
+    """A client's flags are read where the runner's variables decide the branch; function arguments,
+    `eval`, `bash -c` and `$(...)` bodies are followed; the scripts run are listed with their PWD."""
+    text = "\n".join([
+        'f() { local n=$1; [ "$n" -gt 0 ] && echo yes; }',
+        'if [ "$IS_MTP" = "true" ]; then extra="--use-chat-template"; else extra="--trust-remote-code"; fi',
+        'run_benchmark_serving --model m $extra $(f 2)',
+        'cd "$GITHUB_WORKSPACE/benchmarks/multi_node/amd_utils"',
+        'JOB=$(bash ./submit.sh 1)',
+        'CMD="bash $WS/bench.sh 1"',
+        'eval "$CMD"',
+        'srun --jobid=1 bash -c "bash /workspace/run_node.sh"',
+        'source "$(dirname "$0")/../benchmark_lib.sh"',
+    ])
+    watch = lambda values: values[:1] == ["run_benchmark_serving"]  # noqa: E731
+    mtp = Script(text).trace({"IS_MTP": "true"}, path="benchmarks/multi_node/x.sh", watch=watch)
+    (call,) = mtp.calls
+    assert call.words[3] == ("--use-chat-template",) and call.line == 3
+    (off,) = Script(text).trace({"IS_MTP": "false"}, watch=watch).calls
+    assert off.words[3] == ("--trust-remote-code",)
+    either = Script(text).trace({}, watch=watch).calls[0]
+    assert set(either.words[3]) == {"--use-chat-template", "--trust-remote-code"}
+    runs = [(r.how, r.path.values[0], r.line) for r in mtp.runs]
+    assert runs == [("bash", "./submit.sh", 5), ("bash", "\x00/bench.sh", 7), ("bash", "/workspace/run_node.sh", 8),
+                    ("source", "benchmarks/multi_node/../benchmark_lib.sh", 9)]
+    assert mtp.runs[0].cwd.values == ("\x00/benchmarks/multi_node/amd_utils",)
+
+
+def test_trace_is_bounded_on_self_evaluating_strings():
+    text = 'X=\'eval "$X"\'\neval "$X"\nY=$(echo $(echo $(echo $(echo $(echo a)))))\n'
+    assert Script(text).trace({}, watch=lambda v: True).launches == ()
+
+
+def test_lengths_job_scripts_containers_and_assigned_values():
+    text = "\n".join([
+        "A=(x y)",
+        'echo ${#A[@]} $( [[ ${#A[@]} -gt 0 ]] && echo yes )',
+        'sbatch -N "$NODES" --parsable "$(dirname "$0")/job.slurm"',
+        'docker run --rm -v "$W:/workspace" --entrypoint=/bin/bash "$IMAGE" benchmarks/x.sh',
+        'docker run -d img bash -c "bash /workspace/y.sh"',
+        'RUN_FILE="$WS/server.sh"',
+    ])
+    script = Script(text)
+    trace = script.trace({}, path="benchmarks/m/submit.sh", watch=lambda v: v[:1] == ["echo"])
+    assert trace.calls[0].words[1:] == (("2",), ("yes",))
+    assert [(r.how, r.path.values[0]) for r in trace.runs] == [
+        ("sbatch", "benchmarks/m/job.slurm"), ("bash", "benchmarks/x.sh"), ("bash", "/workspace/y.sh")]
+    assert script.value_of(script.assignments[-1]) == "$WS/server.sh"

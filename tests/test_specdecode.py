@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from checks import runs
 from checks import specdecode as sd
 from checks.shell import Script
 from checks.yamlload import load
@@ -159,16 +160,49 @@ kimik3-fp4-mi355x-vllm-agentic-mtp:
 """
 
 
-def test_master_only_change_wants_the_scripts_the_launcher_would_run():
+NO_LAUNCHER = {"configs/runners.yaml": None, ".github/configs/runners.yaml": None,
+               "runners/launch_mi355x-amds.sh": None}
+
+
+def test_master_only_change_wants_the_launcher_and_the_scripts_named_after_the_entry():
+    """Asked for up front: the runners config, the launcher of the runner, and the scripts the launcher most
+    likely picks (so a round is saved when it picks one of them)."""
     base = SINGLE_ENTRY.replace("nightly", "old")
     c = ctx(files=[changed(MASTER, base, SINGLE_ENTRY)], master_base={MASTER: base}, master_head={MASTER: SINGLE_ENTRY})
     inv = sd.inventory(c)
     assert inv.units == ()
-    assert inv.wanted == ("benchmarks/single_node/agentic/kimik3_fp4_mi355x_vllm_mtp.sh",
-                          "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh")
+    assert inv.wanted == ("configs/runners.yaml", ".github/configs/runners.yaml",
+                          "benchmarks/single_node/agentic/kimik3_fp4_mi355x_vllm_mtp.sh",
+                          "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh", "runners/launch_mi355x-amds.sh")
     (u,) = inv.unlocated
-    assert (u.key, u.agentic, u.line) == ("kimik3-fp4-mi355x-vllm-agentic-mtp", True, 1)
-    assert sd.wants_files(c).files == tuple((HEAD, p) for p in inv.wanted)
+    assert (u.key, u.agentic, u.line) == ("kimik3-fp4-mi355x-vllm-agentic-mtp", True, 11)
+    assert set(sd.wants_files(c).files) == {(HEAD, p) for p in inv.wanted}
+
+
+LAUNCHER = """\
+SPEC_SUFFIX=$([[ "$SPEC_DECODING" == "mtp" ]] && printf '_mtp' || printf '')
+BENCH_BASE="benchmarks/single_node/${SCENARIO_SUBDIR}${EXP_NAME%%_*}_${PRECISION}_mi355x"
+BENCH_SCRIPT="${BENCH_BASE}_${FRAMEWORK}${SPEC_SUFFIX}.sh"
+if [[ ! -f "$BENCH_SCRIPT" ]]; then
+    BENCH_SCRIPT="${BENCH_BASE}${SPEC_SUFFIX}.sh"
+fi
+docker run --rm --entrypoint=/bin/bash -v "$GITHUB_WORKSPACE:/workspace" "$IMAGE" "$BENCH_SCRIPT"
+"""
+
+
+def test_the_launcher_picks_the_script_for_the_points_variables():
+    """The launcher is run with the point's variables; its `-f` fallback is answered from the repository."""
+    base = SINGLE_ENTRY.replace("nightly", "old")
+    script = 'vllm serve m --speculative-config \'{"method": "dspark", "num_speculative_tokens": 2}\'\n'
+    runners = "labels:\n  cluster:mi355x-amds:\n  - mi355x-amds_00\n"
+    c = ctx(files=[changed(MASTER, base, SINGLE_ENTRY)], master_base={MASTER: base}, master_head={MASTER: SINGLE_ENTRY},
+            extra_files={HEAD: {"configs/runners.yaml": runners, "runners/launch_mi355x-amds.sh": LAUNCHER,
+                                "benchmarks/single_node/agentic/kimik3_fp4_mi355x_vllm_mtp.sh": None,
+                                "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh": script}})
+    (unit,) = sd.inventory(c).units
+    assert unit.path == "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh"
+    (run,) = runs.runs(c, c.changed_entries[0])
+    assert [(t.path, t.how) for t in run.scripts] == [(unit.path, "runners/launch_mi355x-amds.sh:7")]
 
 
 def test_master_only_change_uses_the_fallback_script_when_fetched():
@@ -176,7 +210,7 @@ def test_master_only_change_uses_the_fallback_script_when_fetched():
     script = 'vllm serve m --speculative-config \'{"method": "dspark", "num_speculative_tokens": 2}\'\n'
     c = ctx(files=[changed(MASTER, base, SINGLE_ENTRY)], master_base={MASTER: base}, master_head={MASTER: SINGLE_ENTRY},
             extra_files={HEAD: {"benchmarks/single_node/agentic/kimik3_fp4_mi355x_vllm_mtp.sh": None,
-                                "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh": script}})
+                                "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh": script, **NO_LAUNCHER}})
     inv = sd.inventory(c)
     (unit,) = inv.units
     assert (unit.path, unit.changed, unit.agentic, unit.engine) == (

@@ -66,7 +66,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from .. import launchers
+from .. import launchers, runs
 from ..context import Context
 from ..evidence import Wanted
 from ..result import Finding, Severity
@@ -113,9 +113,9 @@ def wants(ctx: Context) -> Wanted:
                and _alias(p, rec) is not None]
     files: list[str] = []
     if recipes.files or aliased:  # a recipe still to read may alias its container too: ask in the same round
-        files += [path for path in ctx.policy.runner_labels if not ctx.snap.knows(path)]
+        files += [path for path in ctx.policy.runners_configs if not ctx.snap.knows(path)]
     for p in aliased:
-        files += [path for path in launchers.launcher_paths(ctx, str(p.entry.get("runner") or "")) or ()
+        files += [path for path in runs.launchers(ctx, str(p.entry.get("runner") or ""))
                   if not ctx.snap.knows(path)]
     return recipes | Wanted(files=tuple((head, path) for path in dict.fromkeys(files)))
 
@@ -172,7 +172,7 @@ def _container(ctx: Context, p: PointRef, rec: Recipe) -> _Mismatch | None:
     lines = (rec.line_of("model", "container"), p.entry.line_of("image"))
     fix = "set the recipe's model.container to the master entry's image"
     runner = str(p.entry.get("runner") or "")
-    maps = [m for m in (launchers.container_map(ctx, path) for path in launchers.launcher_paths(ctx, runner) or ())
+    maps = [m for m in (launchers.container_map(ctx, path) for path in runs.launchers(ctx, runner))
             if m is not None]
     if not maps:
         return (*lines, f"cannot decide: recipe model.container {container!r} is not the master image {image!r}, "

@@ -1,11 +1,13 @@
 """What the lint rules share: recipes parsed once, the master points that name them, SKU facts, the changelog diff.
 
 A recipe is a YAML file under `Policy.recipe_root`; a master-config point
-names one with `CONFIG_FILE=recipes/<path>` in an `additional-settings`
-list (the runner scripts copy the repository's recipes into the `recipes/`
-folder of their srt-slurm checkout). Everything here is derived from the
-snapshot and cached per `Context`, so rules that look at the same recipe or
-master entry parse it once.
+names one with `CONFIG_FILE=` in an `additional-settings` list. Which file a
+value names is `checks.runs` (the one resolver every check uses:
+`recipes/<path>` is srt-slurm's folder the launchers copy the repository's
+recipes into, a repository path is itself; `EVAL_CONFIG_FILE=` recipes are
+eval-only, not benchmark configs, and are not linked here). Everything here
+is derived from the snapshot and cached per `Context`, so rules that look at
+the same recipe or master entry parse it once.
 
 Only the flat srt-slurm job format (`model`, `resources`, `backend`,
 `benchmark` at top level) is read. Files in the schema-2 format (`base:`
@@ -21,7 +23,7 @@ from functools import cached_property
 from typing import Any, Iterator
 from weakref import WeakKeyDictionary
 
-from .. import changelog
+from .. import changelog, runs
 from ..context import Context
 from ..evidence import Wanted
 from ..masterconfig import MasterConfig
@@ -52,7 +54,6 @@ CPU_CORES: dict[str, int] = {
 }
 GRACE_SKUS = frozenset({"gb200", "gb300"})
 
-_CONFIG_FILE = re.compile(r"CONFIG_FILE=([^\s\"',\]}]+)")
 _SKU = re.compile(r"^(?:cluster:)?([a-z0-9]+)")
 
 
@@ -241,36 +242,17 @@ class _State:
         return tuple(out)
 
     def resolve(self, setting: str) -> tuple[str, str] | None:
-        """("<recipe_root>/<path>", selector) for "recipes/<path>[:selector]"; None for other values."""
-        if not setting.startswith("recipes/"):
-            return None
-        path, _, selector = setting[len("recipes/"):].partition(":")
-        return (self.prefix + path, selector) if path else None
+        """(recipe path, selector) a CONFIG_FILE value names (`runs.recipe_target`); None for an empty one."""
+        return runs.recipe_target(self.ctx, setting)
 
     @cached_property
     def naming(self) -> dict[str, tuple[tuple[str, str, bool], ...]]:
-        """recipe path -> (master config path, key, entry changed) of every entry naming it at head.
-
-        A textual scan of the blocks: an entry counts as changed when its block
-        differs from base beyond comment and blank lines. Nothing is parsed
-        here; `linked_points` parses only entries whose recipes exist.
-        """
-        index: dict[str, list[tuple[str, str, bool]]] = {}
-        base_cfgs = self.ctx.base_configs
-        for cfg_path, cfg in sorted(self.ctx.head_configs.items()):
-            if "CONFIG_FILE=" not in cfg.text:
-                continue
-            base = base_cfgs.get(cfg_path)
-            for key, block in cfg.blocks.items():
-                if "CONFIG_FILE=" not in block.text:
-                    continue
-                old = base.blocks.get(key) if base else None
-                changed = old is None or _content(old.text) != _content(block.text)
-                for setting in _CONFIG_FILE.findall(block.text):
-                    resolved = self.resolve(setting)
-                    if resolved and (cfg_path, key, changed) not in index.get(resolved[0], ()):
-                        index.setdefault(resolved[0], []).append((cfg_path, key, changed))
-        return {path: tuple(refs) for path, refs in index.items()}
+        """recipe path -> (master config path, key, entry changed) of every entry naming it at head with
+        CONFIG_FILE (`runs.recipe_index`: a textual scan, nothing parsed; `linked_points` parses only entries
+        whose recipes exist)."""
+        return {path: refs for path, refs in (
+            (path, tuple((n.config_path, n.key, n.changed) for n in namings if not n.eval_only))
+            for path, namings in runs.recipe_index(self.ctx).items()) if refs}
 
     @cached_property
     def named_by_changes(self) -> tuple[str, ...]:
@@ -310,11 +292,6 @@ class _State:
         return changelog.diff_texts(path, f.base_text, f.head_text)
 
 
-def _content(text: str) -> list[str]:
-    """A master block's lines that carry YAML content (comments and blank lines dropped)."""
-    return [line.rstrip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-
-
 def _entry(cfg: MasterConfig, key: str) -> LineDict | None:
     try:
         return cfg.entry(key)
@@ -323,26 +300,13 @@ def _entry(cfg: MasterConfig, key: str) -> LineDict | None:
 
 
 def _points(entry: LineDict) -> Iterator[tuple[LineDict, str, int]]:
-    """(point, CONFIG_FILE value, line of the setting) of every search-space point of `entry`.
-
-    Walks `scenarios` like `masterconfig.search_points`, but keeps each point's
-    own mapping, whose key lines the findings need.
-    """
-    scenarios = entry.get("scenarios")
-    for groups in scenarios.values() if isinstance(scenarios, dict) else ():
-        for group in groups if isinstance(groups, list) else ():
-            space = group.get("search-space") if isinstance(group, dict) else None
-            for point in space if isinstance(space, list) else ():
-                if not isinstance(point, LineDict):
-                    continue
-                holders = [point, point.get("prefill"), point.get("decode")]
-                for holder in holders:
-                    settings = holder.get("additional-settings") if isinstance(holder, dict) else None
-                    if not isinstance(settings, LineList):
-                        continue
-                    for i, item in enumerate(settings):
-                        if isinstance(item, str) and item.startswith("CONFIG_FILE="):
-                            yield point, item[len("CONFIG_FILE="):].strip(), settings.line_of(i)
+    """(point, CONFIG_FILE value, line of the setting) of every search-space point of `entry`
+    (`runs.points`, keeping each point's own mapping, whose key lines the findings need)."""
+    for point in runs.points(entry):
+        if isinstance(point.node, LineDict):
+            for setting in point.settings:
+                if setting.name == "CONFIG_FILE":
+                    yield point.node, setting.value, setting.line
 
 
 _STATES: "WeakKeyDictionary[Context, _State]" = WeakKeyDictionary()

@@ -15,7 +15,10 @@ point that runs it declares `spec-decoding` other than `none`.
 
 The finding sits on the recipe's `use_chat_template` (or its `benchmark`
 block when the key is missing) when the PR changes the recipe; when only the
-master entry changed, on that point's `spec-decoding` line.
+master entry changed, on that point's `spec-decoding` line. A custom
+benchmark (`type: custom`, a `command`) is not a built-in benchmark type:
+`use_chat_template` means nothing there, and check 9 judges the script it
+runs instead.
 
 Passes:
 
@@ -99,6 +102,11 @@ def _declared(p: PointRef) -> str | None:
 
 
 def _chat_template(rec: Recipe) -> bool:
+    """The benchmark uses the chat template, or is a custom command, for which `use_chat_template` means
+    nothing (check 9 judges the script it runs)."""
     benchmark = rec.section("benchmark")
+    if isinstance(benchmark, LineDict) and (str(benchmark.get("type") or "").lower() == "custom"
+                                            or "command" in benchmark):
+        return True
     value = benchmark.get("use_chat_template") if isinstance(benchmark, LineDict) else None
     return value is True or str(value).strip().lower() == "true"
