@@ -27,6 +27,7 @@ from githubkit.exception import RequestFailed
 from githubkit.webhooks import verify
 from githubkit_schemas.latest import models
 
+from app import edits
 from app.fake_github import FakeGitHub, WorldConflict
 from app.fake_github.ids import blob_sha
 from app.fake_github.server import ROUTES
@@ -211,6 +212,13 @@ def walk_writes(gh: GitHub, world: World) -> None:
     inline = rest.pulls.create_review_comment(o, r, n, body="and here", commit_id=head, path=patched.filename,
                                               line=line).parsed_data
     rest.pulls.update_review_comment(o, r, inline.id, body="and there").parsed_data
+    assert rest.pulls.update_review(o, r, n, review.id, body="notes, revised").parsed_data.body == "notes, revised"
+    edited = gh.graphql(edits.QUERY, {"ids": [comment.node_id, review.node_id, inline.node_id]})["nodes"]
+    assert [(x["body"], x["editor"]) for x in edited] == [
+        ("verdict: PASS", {"__typename": "Bot", "login": "signoff-bot"}),
+        ("notes, revised", {"__typename": "Bot", "login": "signoff-bot"}),
+        ("and there", {"__typename": "Bot", "login": "signoff-bot"})]
+    assert all(x["userContentEdits"]["totalCount"] == 2 for x in edited)  # the creation, then the edit
     rest.reactions.create_for_pull_request_review_comment(o, r, inline.id, content="+1").parsed_data
     assert review.state == "COMMENTED"
     run = rest.checks.create(o, r, name="signoff", head_sha=head, status="in_progress").parsed_data
