@@ -15,13 +15,18 @@ Guarantees the rest of the app relies on:
 - a job's lease expires if its worker dies (kill -9), and the job runs again;
 - a verification's decision (its verdict and audit record) is recorded together
   with the end of its job, so a job that runs again after a crash records it once;
-- the audit table is append-only (triggers refuse UPDATE and DELETE).
+- the audit table is append-only (triggers refuse UPDATE and DELETE);
+- `ping` proves the database takes a write (readiness means able to record a delivery).
+
+Schema version 2 (`PRAGMA user_version`) added the `health` table, which `ping` writes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
+import shutil
 import sqlite3
 import threading
 import time
@@ -30,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 CHECKPOINT_EVERY = 200  # writes between two WAL checkpoints
+SCHEMA_VERSION = 2
+MIN_FREE_BYTES = 64 * 1024 * 1024  # below this much free disk the database is about to refuse writes
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS deliveries (
@@ -89,6 +96,10 @@ CREATE TABLE IF NOT EXISTS audit (
     verdict TEXT NOT NULL,
     published TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS health (     -- one row, rewritten by every readiness probe (schema version 2)
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    at REAL NOT NULL
+);
 CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
@@ -137,6 +148,8 @@ class Store(Protocol):
     def record_verdict(self, repo: str, pr: int, head_sha: str, label: str, fingerprint: str = "") -> None: ...
     def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None: ...
     def pin_signoff(self, repo: str, pr: int, signoff: str, fingerprint: str, head_sha: str) -> dict: ...
+    def signoff_pin(self, repo: str, pr: int, signoff: str) -> dict | None: ...
+    def pins(self, repo: str, pr: int) -> list[dict]: ...
     def last_verdict(self, repo: str, pr: int) -> dict | None: ...
     def append_audit(self, record: dict[str, Any]) -> None: ...
     def record_decision(self, job: Job, head_sha: str, label: str, fingerprint: str,
@@ -171,6 +184,7 @@ class SqliteStore:
         """Bring a database made by an older version up to SCHEMA."""
         if "waited" not in {row["name"] for row in db.execute("PRAGMA table_info(jobs)")}:
             db.execute("ALTER TABLE jobs ADD COLUMN waited REAL NOT NULL DEFAULT 0")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")  # the health table: made by SCHEMA
 
     def close(self) -> None:
         self._checkpointer.shutdown(wait=True)
@@ -332,6 +346,16 @@ class SqliteStore:
 
         return self._tx(run)
 
+    def signoff_pin(self, repo: str, pr: int, signoff: str) -> dict | None:
+        """The content `signoff` was first verified on, if this database knows it."""
+        rows = self._read("SELECT * FROM signoffs WHERE repo=? AND pr=? AND signoff=?", (repo, pr, signoff))
+        return dict(rows[0]) if rows else None
+
+    def pins(self, repo: str, pr: int) -> list[dict]:
+        """Every sign-off of the PR this database has pinned, oldest first."""
+        return [dict(r) for r in self._read("SELECT * FROM signoffs WHERE repo=? AND pr=? ORDER BY at, signoff",
+                                            (repo, pr))]
+
     def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None:
         rows = self._read("SELECT * FROM verdicts WHERE repo=? AND pr=? AND head_sha=?", (repo, pr, head_sha))
         return dict(rows[0]) if rows else None
@@ -383,4 +407,10 @@ class SqliteStore:
         return [dict(r) for r in self._read(sql + " ORDER BY id", tuple(args))]
 
     def ping(self) -> None:
-        self._read("SELECT 1")
+        """Raise unless the database takes a write: the disk has room and a transaction commits."""
+        free = shutil.disk_usage(os.path.dirname(os.path.abspath(self.path))).free
+        if free < MIN_FREE_BYTES:
+            raise OSError(f"only {free:,} bytes free beside the database")
+        now = self.clock()
+        self._tx(lambda db: db.execute("INSERT INTO health (id, at) VALUES (1, ?) "
+                                       "ON CONFLICT (id) DO UPDATE SET at = excluded.at", (now,)))
