@@ -97,13 +97,14 @@ def _last_edit(node: dict[str, Any] | None, body: str) -> LastEdit:
         raise GitHubError("a sign-off changed while it was being read; reading it again", 503)
     if node.get("lastEditedAt") is None:
         return LastEdit("")
+    last = _moment(node["lastEditedAt"])
     history = node.get("userContentEdits") or {}
     edits = [e for e in history.get("nodes") or [] if isinstance(e, dict)]
     if not edits or history.get("totalCount", 0) > len(edits):
-        return UNKNOWN
+        return LastEdit(None, last or "")
     newest = max(edits, key=lambda e: _moment(e.get("editedAt")) or "")
-    at = _moment(newest.get("editedAt"))
     editor = _login(newest.get("editor"))
-    if at is None or at != _moment(node["lastEditedAt"]) or editor is None or _login(node.get("editor")) != editor:
-        return UNKNOWN
-    return LastEdit(editor, at)
+    if last is None or _moment(newest.get("editedAt")) != last or editor is None \
+            or _login(node.get("editor")) != editor:
+        return LastEdit(None, last or "")
+    return LastEdit(editor, last)

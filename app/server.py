@@ -6,11 +6,11 @@ answers 202. Bad input gets a 4xx with a reason, never a 500; a validly signed
 JSON object is never a 4xx: one that lacks what the bot needs is answered 202,
 logged with its delivery id and the field, and counted as `unusable`. A
 delivery seen before (same GUID for the same hook) is acknowledged and not
-processed again.
-Bodies not yet authenticated are bounded in bytes held at once and in time
-(app/bodies.py). A delivery the database refuses is answered 503 (GitHub does
-not retry it) and kept in memory (`Refused`) until the reconcile pass records
-it. `/readyz` is 200 only while the database takes a write.
+processed again. Bodies not yet authenticated are bounded in bytes held at
+once and in time (app/bodies.py). A delivery the database refuses is answered
+503 (GitHub does not retry it) and kept in memory (`Refused`) until the
+reconcile pass records it. `/readyz` is 200 only while the database takes a
+write.
 """
 
 from __future__ import annotations

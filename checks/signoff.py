@@ -84,7 +84,8 @@ def opens_with(body: str, phrase: str) -> bool:
     """Whether `body` begins with `phrase` as the text of its first block, a top-level paragraph."""
     if not phrase or not body.lstrip().startswith(phrase):
         return False
-    first = _opening(body[:OPENING_CHARS + 1].replace("\r\n", "\n"))
+    start = body.rfind("\n", 0, len(body) - len(body.lstrip())) + 1  # the first line that is not blank
+    first = _opening(body[start:start + OPENING_CHARS + 1].replace("\r\n", "\n"))
     tokens = _markdown().parse(first)
     return bool(tokens) and tokens[0].type == "paragraph_open" and tokens[0].level == 0 \
         and tokens[1].content.startswith(phrase)

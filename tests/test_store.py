@@ -168,3 +168,38 @@ def test_two_processes_share_one_database(tmp_path, clock):
     a.enqueue([verify()])
     assert a.lease("a", 30) is not None
     assert b.lease("b", 30) is None
+
+
+def test_pins_are_first_come_and_listed_per_pr(store, clock):
+    assert store.signoff_pin("o/r", 1, "issue_comment:5:t") is None
+    first = store.pin_signoff("o/r", 1, "issue_comment:5:t", "a" * 64, "1" * 40)
+    clock.now += 1
+    again = store.pin_signoff("o/r", 1, "issue_comment:5:t", "b" * 64, "2" * 40)  # a later verification
+    store.pin_signoff("o/r", 1, "issue_comment:6:t", "c" * 64, "2" * 40)
+    store.pin_signoff("o/r", 2, "issue_comment:7:t", "d" * 64, "3" * 40)
+    assert first["fingerprint"] == again["fingerprint"] == "a" * 64
+    assert store.signoff_pin("o/r", 1, "issue_comment:5:t")["head_sha"] == "1" * 40
+    assert [p["signoff"] for p in store.pins("o/r", 1)] == ["issue_comment:5:t", "issue_comment:6:t"]
+
+
+def test_ping_proves_a_write_and_fails_when_the_disk_is_nearly_full(store, clock, monkeypatch, tmp_path):
+    store.ping()
+    with sqlite3.connect(tmp_path / "bot.db") as db:
+        assert db.execute("SELECT at FROM health").fetchall() == [(1000.0,)]
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    import shutil
+
+    monkeypatch.setattr(shutil, "disk_usage", lambda _path: shutil._ntuple_diskusage(10**9, 10**9 - 4096, 4096))
+    with pytest.raises(OSError, match="free"):
+        store.ping()
+
+
+def test_ping_fails_on_a_database_that_takes_no_writes(tmp_path, clock):
+    path = tmp_path / "bot.db"
+    readonly = SqliteStore(str(path), clock=clock)
+    readonly._db.close()  # the same database on a volume that became read-only
+    readonly._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+    readonly._db.row_factory = sqlite3.Row
+    with pytest.raises(sqlite3.OperationalError):
+        readonly.ping()
+    assert readonly.queue_depth() == 0  # it still reads: only a write tells
