@@ -114,6 +114,14 @@ def handled(stack: Stack, action: str, timeout: float = 90) -> None:
     stack.wait(done, timeout, f"the {action} delivery handled")
 
 
+def signed_off_then_pushed(stack: Stack) -> None:
+    """The owner signs off (PASS on the head), then a push changes a config (a fresh sign-off is asked for)."""
+    stack.comment("nv-owner", PR, signoff_text(PR))
+    settled(stack, "PASS on the signed-off head", lambda: passed(stack, Pull(PR).head))
+    stack.admin("push", number=PR, sha=TWEAK)
+    settled(stack, "a fresh sign-off asked for", lambda: conclusion(stack, TWEAK) == "action_required")
+
+
 def signoff_id(stack: Stack) -> int:
     return next(c["id"] for c in stack.issue_comments(PR) if c["body"].startswith("As a PR reviewer"))
 
@@ -140,12 +148,8 @@ def test_1_an_edit_by_a_write_user_into_the_full_checklist_is_no_sign_off(tmp_pa
 
 
 def test_2_a_trivial_edit_by_a_write_user_does_not_make_a_stale_sign_off_fresh(tmp_path):
-    head = Pull(PR).head
     with running(tmp_path, attack_world(tmp_path)) as stack:
-        stack.comment("nv-owner", PR, signoff_text(PR))
-        settled(stack, "PASS on the signed-off head", lambda: passed(stack, head))
-        stack.admin("push", number=PR, sha=TWEAK)
-        settled(stack, "a fresh sign-off asked for", lambda: conclusion(stack, TWEAK) == "action_required")
+        signed_off_then_pushed(stack)
         cid = signoff_id(stack)
         body = next(c["body"] for c in stack.issue_comments(PR) if c["id"] == cid)
         stack.edit_comment(MALLORY, cid, body + " ")
@@ -164,10 +168,7 @@ def test_2_a_trivial_edit_by_a_write_user_does_not_make_a_stale_sign_off_fresh(t
 def test_3_what_a_sign_off_vouches_for_survives_the_loss_of_the_database(tmp_path):
     head = Pull(PR).head
     with running(tmp_path, attack_world(tmp_path)) as stack:
-        stack.comment("nv-owner", PR, signoff_text(PR))
-        settled(stack, "PASS on the signed-off head", lambda: passed(stack, head))
-        stack.admin("push", number=PR, sha=TWEAK)
-        settled(stack, "a fresh sign-off asked for", lambda: conclusion(stack, TWEAK) == "action_required")
+        signed_off_then_pushed(stack)
 
         stack.kill_app()
         for suffix in ("", "-wal", "-shm"):
