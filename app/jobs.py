@@ -360,7 +360,7 @@ class JobRunner:
         if before and before not in snap.commits:
             texts += await gatherer.records_on(before)
         records = [r for r in map(standing.Record.from_json, texts) if r is not None and r.pr == snap.pr.number]
-        for pin in (p for r in records for p in r.pins):
+        for pin in sorted({p for r in records for p in r.pins}, key=lambda p: p.signoff):
             self.store.pin_signoff(snap.repo, snap.pr.number, pin.signoff, pin.content, pin.head_sha)
         return records
 

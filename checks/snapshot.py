@@ -101,8 +101,9 @@ class CheckRun:
     started_at: str = ""
     completed_at: str = ""
     url: str = ""
-    # What one of this App's own sign-off check runs recorded about the sign-off it judged
-    # (checks.standing.Record, as JSON); "" on any other check run. Only the App can write its runs.
+    # What one of this App's own sign-off check runs recorded: when that verification read the PR, and
+    # every sign-off pin of the PR (checks.standing.Record, as JSON); "" on any other check run. Only the
+    # App can write its runs.
     record: str = ""
 
 

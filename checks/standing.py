@@ -161,7 +161,7 @@ def decide(sign: signoff.SignOff, current: str, head_sha: str, local: Pin | None
         heads = ", ".join(sorted({p.head_sha[:8] for p in pins}))
         return Freshness("unknown", None, reason=(
             f"signoff-bot's records of {who} disagree about the content it was given on (verified at {heads}); "
-            "a CODEOWNER must sign off again"))
+            "a CODEOWNER must sign off again."))
     if pins:
         pin = pins[0]
         if pin.content == current:

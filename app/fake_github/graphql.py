@@ -4,9 +4,10 @@ It parses what GitHub's GraphQL API accepts from clients like ours (named or
 anonymous queries, variables, aliases, arguments, inline fragments on types
 and interfaces, `__typename`) and answers as GitHub does: the selected fields
 only; a field the type lacks is a validation error (`undefinedField`, and no
-`data`; checked on the objects the answer holds); a node id that resolves to nothing is `null` with a `NOT_FOUND`
-error beside the data. Fragment spreads, directives and mutations are not
-served (an error says so): nothing of ours sends them.
+`data`; checked on the objects the answer holds); a node id that resolves to
+nothing is `null` with a `NOT_FOUND` error beside the data. Fragment spreads,
+directives and mutations are not served (an error says so): nothing of ours
+sends them.
 
 The schema is the part of GitHub's that the fake holds: `node(id:)` and
 `nodes(ids:)` at the root, and the objects app/fake_github/graphql_objects.py
