@@ -6,11 +6,11 @@ since. GraphQL tells, per comment: `lastEditedAt` (null when never edited),
 `editor`, and the edit history (`userContentEdits`). The last editor is the
 author of the newest edit by `editedAt` (whatever order GitHub lists them in),
 and `editor` must agree with it. The comment's body is read in the same query
-and must be the one gathered through REST: else it changed meanwhile, and the
-verification is tried again later. When GitHub will not say (the node is
-gone, the history is longer than one page, an editor's account was deleted,
-the answers disagree, GraphQL answered with errors), the last editor is
-unknown (None) and the sign-off cannot count.
+and must be the one gathered through REST: else it changed meanwhile
+(`changed`; a sign-off is then read again later). When GitHub will not say
+(the node is gone, the history is longer than one page, an editor's account
+was deleted, the answers disagree, GraphQL answered with errors), the last
+editor is unknown (None) and the sign-off cannot count.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 from githubkit import GitHub
 from githubkit.exception import GraphQLFailed
 
-from .github import GitHubError, as_github_error
+from .github import as_github_error
 
 HISTORY = 100  # edits read per comment (GitHub's page size); a longer history is not trusted
 BATCH = 100  # node ids per query (GitHub's limit for `nodes`)
@@ -47,10 +47,12 @@ query($ids: [ID!]!) {
 
 @dataclass(frozen=True)
 class LastEdit:
-    """Who last edited a comment's body ("" when nobody did, None when GitHub would not say), and when."""
+    """Who last edited a comment's body ("" when nobody did, None when GitHub would not say), and when;
+    `changed`: the body GraphQL read is not the one gathered (an edit landed between the two reads)."""
 
     editor: str | None
     at: str = ""
+    changed: bool = False
 
 
 UNKNOWN = LastEdit(None)
@@ -59,6 +61,8 @@ UNKNOWN = LastEdit(None)
 async def last_edits(gh: GitHub, bodies: dict[str, str]) -> dict[str, LastEdit]:
     """The last edit of each comment, by node id; `bodies` are the comments' bodies as gathered."""
     ids = sorted(bodies)
+    if not ids:
+        return {}
     out: dict[str, LastEdit] = {}
     for start in range(0, len(ids), BATCH):
         batch = ids[start:start + BATCH]
@@ -94,7 +98,7 @@ def _last_edit(node: dict[str, Any] | None, body: str) -> LastEdit:
     if node is None:
         return UNKNOWN
     if node.get("body") != body:
-        raise GitHubError("a sign-off changed while it was being read; reading it again", 503)
+        return LastEdit(None, changed=True)
     if node.get("lastEditedAt") is None:
         return LastEdit("")
     last = _moment(node["lastEditedAt"])

@@ -21,11 +21,12 @@ Gathering runs in rounds: a first snapshot, then the evidence the checks
 name (`checks.evidence.wanted`), until nothing more is wanted. Nothing of
 the PR head is executed or checked out.
 
-Two facts come from beyond the REST lists: who last edited each comment that
-opens with the sign-off phrase (GraphQL, app/edits.py), since only its
-author's own words are a sign-off; and what this App recorded in its own
-sign-off check runs on the PR's commits (`CheckRun.record`), read only from
-runs of the App's id, which no one else can write.
+Two facts come from beyond the REST lists: who last edited each user's
+comment (GraphQL, app/edits.py, in one query per 100 comments, beside the
+other chains), since only its author's own words are a sign-off; and what
+this App recorded in its own sign-off check runs on the PR's commits
+(`CheckRun.record`), read only from runs of the App's id, which no one else
+can write.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from checks.snapshot import (
 )
 
 from . import artifacts as artifact_zip
-from .edits import last_edits
+from .edits import LastEdit, last_edits
 from .files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, blob_sha, decode_text
 from .github import GitHubError, app_id_of, as_github_error, call, pages
 from .patches import base_from_patch
@@ -235,17 +236,18 @@ class Gatherer:
         commit_shas = [c.sha for c in commits] or [head_sha]
         for f in files:
             self._rebuild_base(f, base_tree, head_tree)
-        changed, (policy_texts, master_base, master_head), (check_runs, workflow_runs) = await asyncio.gather(
-            asyncio.gather(*(self._changed_file(f, base_tree, head_tree) for f in files)),
-            self._policy_files(tip_sha, base_sha, base_tree, head_tree),
-            self._runs(commit_shas),
-        )
-
         listed = [(c, "issue_comment", c.created_at) for c in issue_comments]
         listed += [(c, "review", c.submitted_at) for c in reviews]
         listed += [(c, "review_comment", c.created_at) for c in review_comments]
-        comments = await self._authorship([(_comment(c, kind, at), c.node_id) for c, kind, at in listed],
-                                          Policy.from_yaml(policy_texts.get(CONFIG_PATH))[0])
+        conversation = [(_comment(c, kind, at), c.node_id) for c, kind, at in listed]
+        users = {node: c.body for c, node in conversation if not signoff.is_bot(c, self.bot_login)}
+        changed, (policy_texts, master_base, master_head), (check_runs, workflow_runs), edits = await asyncio.gather(
+            asyncio.gather(*(self._changed_file(f, base_tree, head_tree) for f in files)),
+            self._policy_files(tip_sha, base_sha, base_tree, head_tree),
+            self._runs(commit_shas),
+            last_edits(self.gh, users),
+        )
+        comments = self._edited(conversation, edits, Policy.from_yaml(policy_texts.get(CONFIG_PATH))[0])
         comments.sort(key=lambda c: (c.created_at, c.kind, c.id))
 
         head_repo = pull.head.repo.full_name if pull.head.repo else ""
@@ -272,12 +274,20 @@ class Gatherer:
             truncated=truncated,
         )
 
-    async def _authorship(self, comments: list[tuple[Comment, str]], policy: Policy) -> list[Comment]:
-        """The comments, those opening with the sign-off phrase with who last edited them."""
-        candidates = {node: c for c, node in comments if signoff.is_signoff(c, policy.signoff_phrase, self.bot_login)}
-        edits = await last_edits(self.gh, {node: c.body for node, c in candidates.items()}) if candidates else {}
-        return [replace(c, last_editor=edits[node].editor, edited_at=edits[node].at) if node in edits else c
-                for c, node in comments]
+    def _edited(self, conversation: list[tuple[Comment, str]], edits: dict[str, LastEdit],
+                policy: Policy) -> list[Comment]:
+        """The comments, users' with who last edited them. A sign-off whose body changed between the REST
+        and the GraphQL read is read again later (another comment's last editor is then unknown)."""
+        out = []
+        for c, node in conversation:
+            edit = edits.get(node)
+            if edit is None:
+                out.append(c)
+                continue
+            if edit.changed and signoff.is_signoff(c, policy.signoff_phrase, self.bot_login):
+                raise GitHubError("a sign-off changed while it was being read; reading it again", 503)
+            out.append(replace(c, last_editor=edit.editor, edited_at=edit.at))
+        return out
 
     async def _changed_file(self, f, base_tree: dict, head_tree: dict) -> ChangedFile:
         status = str(f.status)

@@ -26,7 +26,8 @@ from .state import GitHubState
 
 WRITE_METHODS = ("POST", "PATCH", "PUT", "DELETE")
 QUERY_ROUTES = ("POST /graphql",)  # a POST that reads: the fake serves no GraphQL mutations
-UNBILLED_ROUTES = ("GET /rate_limit", "GET /_fake/download/{token}")
+# Not counted against the REST API's rate limit: GraphQL has a limit of its own (points), not modelled here.
+UNBILLED_ROUTES = ("GET /rate_limit", "GET /_fake/download/{token}", "POST /graphql")
 DEFAULT_API_VERSION = "2022-11-28"
 
 
