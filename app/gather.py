@@ -20,6 +20,13 @@ truncates (over 3,000 files, 250 commits) make the snapshot fail closed.
 Gathering runs in rounds: a first snapshot, then the evidence the checks
 name (`checks.evidence.wanted`), until nothing more is wanted. Nothing of
 the PR head is executed or checked out.
+
+Two facts come from beyond the REST lists: who last edited each user's
+comment (GraphQL, app/edits.py, in one query per 100 comments, beside the
+other chains), since only its author's own words are a sign-off; and what
+this App recorded in its own sign-off check runs on the PR's commits
+(`CheckRun.record`), read only from runs of the App's id, which no one else
+can write.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from typing import Any, Awaitable, Callable, Hashable, TypeVar
 from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
+from checks import signoff, standing
 from checks.evidence import UpstreamTarget, Wanted, wanted
 from checks.policy import CONFIG_PATH, Policy
 from checks.snapshot import (
@@ -50,9 +58,11 @@ from checks.snapshot import (
 )
 
 from . import artifacts as artifact_zip
+from .edits import LastEdit, last_edits
 from .files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, blob_sha, decode_text
-from .github import GitHubError, as_github_error, call, pages
+from .github import GitHubError, app_id_of, as_github_error, call, pages
 from .patches import base_from_patch
+from .publish import CHECK_NAME
 
 MAX_FILES = 3000
 MAX_COMMITS = 250
@@ -77,6 +87,7 @@ class Gatherer:
         self.repo = repo
         self.owner, self.name = repo.split("/", 1)
         self.bot_login = bot_login
+        self.app_id = app_id_of(gh)  # whose sign-off check runs' records are read (None: a user's token)
         self._reads: dict[Hashable, asyncio.Future] = {}
         self._kept = getattr(gh, "kept", None)  # app.github.ConditionalGitHub's, when it is one
         self._tip_tree: dict[str, tuple[str, int, str]] = {}  # the base branch tip's, once read
@@ -226,15 +237,18 @@ class Gatherer:
         commit_shas = [c.sha for c in commits] or [head_sha]
         for f in files:
             self._rebuild_base(f, base_tree, head_tree)
-        changed, (policy_texts, master_base, master_head), (check_runs, workflow_runs) = await asyncio.gather(
+        listed = [(c, "issue_comment", c.created_at) for c in issue_comments]
+        listed += [(c, "review", c.submitted_at) for c in reviews]
+        listed += [(c, "review_comment", c.created_at) for c in review_comments]
+        conversation = [(_comment(c, kind, at), c.node_id) for c, kind, at in listed]
+        users = {node: c.body for c, node in conversation if not signoff.is_bot(c, self.bot_login)}
+        changed, (policy_texts, master_base, master_head), (check_runs, workflow_runs), edits = await asyncio.gather(
             asyncio.gather(*(self._changed_file(f, base_tree, head_tree) for f in files)),
             self._policy_files(tip_sha, base_sha, base_tree, head_tree),
             self._runs(commit_shas),
+            last_edits(self.gh, users),
         )
-
-        comments = [_comment(c, "issue_comment", c.created_at) for c in issue_comments]
-        comments += [_comment(c, "review", c.submitted_at) for c in reviews]
-        comments += [_comment(c, "review_comment", c.created_at) for c in review_comments]
+        comments = self._edited(conversation, edits, Policy.from_yaml(policy_texts.get(CONFIG_PATH))[0])
         comments.sort(key=lambda c: (c.created_at, c.kind, c.id))
 
         head_repo = pull.head.repo.full_name if pull.head.repo else ""
@@ -260,6 +274,21 @@ class Gatherer:
             bot_login=self.bot_login,
             truncated=truncated,
         )
+
+    def _edited(self, conversation: list[tuple[Comment, str]], edits: dict[str, LastEdit],
+                policy: Policy) -> list[Comment]:
+        """The comments, users' with who last edited them. A sign-off whose body changed between the REST
+        and the GraphQL read is read again later (another comment's last editor is then unknown)."""
+        out = []
+        for c, node in conversation:
+            edit = edits.get(node)
+            if edit is None:
+                out.append(c)
+                continue
+            if edit.changed and signoff.is_signoff(c, policy.signoff_phrase, self.bot_login):
+                raise GitHubError("a sign-off changed while it was being read; reading it again", 503)
+            out.append(replace(c, last_editor=edit.editor, edited_at=edit.at))
+        return out
 
     async def _changed_file(self, f, base_tree: dict, head_tree: dict) -> ChangedFile:
         status = str(f.status)
@@ -294,11 +323,25 @@ class Gatherer:
         run_lists = await asyncio.gather(*(
             pages(f"check runs of {sha[:12]}", rest.checks.async_list_for_ref, self.owner, self.name, sha,
                   key="check_runs", filter_="all") for sha in commit_shas))
-        check_runs = sorted((_check_run(c) for runs in run_lists for c in runs),
+        check_runs = sorted((_check_run(c, self.app_id) for runs in run_lists for c in runs),
                             key=lambda c: (c.head_sha, c.name, c.id))
         run_ids = sorted({c.run_id for c in check_runs if c.run_id is not None})
         workflow_runs = await asyncio.gather(*(self._workflow_run(i) for i in run_ids))
         return check_runs, tuple(w for w in workflow_runs if w is not None)
+
+    async def records_on(self, sha: str) -> list[str]:
+        """The records of the App's own sign-off check runs on commit `sha` (one no longer in the PR)."""
+        if self.app_id is None:
+            return []
+        try:
+            runs = await pages(f"check runs of {sha[:12]}", self.gh.rest.checks.async_list_for_ref, self.owner,
+                               self.name, sha, key="check_runs", check_name=CHECK_NAME, app_id=self.app_id,
+                               filter_="all")
+        except GitHubError as exc:
+            if exc.status in (404, 422):  # a commit GitHub no longer knows
+                return []
+            raise
+        return [r.record for r in (_check_run(c, self.app_id) for c in runs) if r.record]
 
     async def _workflow_run(self, run_id: int) -> WorkflowRun | None:
         """The run's record, without its artifacts; None when GitHub does not know it."""
@@ -484,12 +527,13 @@ def _weight(value: Any) -> int:
     return 64 + len(value or "")
 
 
-def _check_run(c) -> CheckRun:
+def _check_run(c, app_id: int | None) -> CheckRun:
     m = _RUN_ID.search(c.details_url or "")
+    own = app_id is not None and c.app is not None and c.app.id == app_id and c.name == CHECK_NAME
     return CheckRun(
         id=c.id, name=c.name, head_sha=c.head_sha, status=str(c.status), conclusion=c.conclusion,
         run_id=int(m.group(1)) if m else None, started_at=iso(c.started_at), completed_at=iso(c.completed_at),
-        url=c.details_url or c.html_url or "",
+        url=c.details_url or c.html_url or "", record=standing.recorded(c.output.summary or "") if own else "",
     )
 
 

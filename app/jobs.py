@@ -5,12 +5,16 @@ Kinds:
   queues a verification; `/reuse-sweep-run` is validated and acknowledged;
   the re-check command queues a verification (maintainers only).
 - verify: gather, check, publish at the PR's current head, pinned for the job.
-  A sign-off vouches for the content it was first verified on: when the
-  PR's effective diff has changed since, the head's check run is
-  `action_required` (a fresh sign-off is needed) instead of a verdict.
+  A sign-off counts only as its author's own words, and vouches for the
+  content it was first verified on (`checks.standing`): when the PR's
+  effective diff has changed since, or no record says what it was given on,
+  the head's check run is `action_required` (a fresh sign-off is needed)
+  instead of a verdict. What it was first verified on is kept in the
+  database and in the App's own check runs, so it survives either's loss.
 - opened: post the check run as queued ("awaiting a sign-off") so a required
   check is never stuck at "Expected".
-- synchronize: the head moved → verify again, if a sign-off was verified before.
+- synchronize: the head moved → verify again, if a sign-off was verified before
+  (by this database's verdicts, or by the App's record on the previous head).
 - sweep: a sweep workflow finished on a commit of the PR → verify.
 - commit: a check suite, check run or workflow run on a commit whose delivery
   names no PR (GitHub leaves `pull_requests` empty for a fork's PR): find
@@ -36,7 +40,7 @@ from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
 from checks import commands as command_rules
-from checks import lint
+from checks import lint, signoff, standing
 from checks.context import Context
 from checks.engine import evaluate
 from checks.policy import CONFIG_PATH, Policy
@@ -99,19 +103,6 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def content_fingerprint(snap: Snapshot) -> str:
-    """A digest of the PR's effective diff: each changed path, its status, previous path and head content.
-
-    Merging the base branch into an unrelated area, or rewording a commit, keeps it; any change to
-    what the PR changes does not.
-    """
-    digest = hashlib.sha256()
-    for f in sorted(snap.files, key=lambda f: f.path):
-        content = f.head_text if f.head_text is not None else (f.error or "")
-        digest.update("\0".join((f.path, f.status, f.previous_path or "", content)).encode("utf-8", "replace"))
-    return digest.hexdigest()
-
-
 def inputs_digest(snap: Snapshot) -> str:
     """A stable digest of what the verdict was computed from, for the audit trail."""
     return hashlib.sha256(repr(snap).encode()).hexdigest()
@@ -158,9 +149,10 @@ class JobRunner:
         resp = await call(f"pull #{pr}", gh.rest.pulls.async_get, owner, name, pr)
         return resp.parsed_data
 
-    async def _enqueue_verify(self, job: Job, reason: str) -> None:
+    async def _enqueue_verify(self, job: Job, reason: str, **extra: Any) -> None:
         await asyncio.to_thread(self.store.enqueue, [JobSpec("verify", job.repo, job.pr, job.installation_id,
-                                                             {"reason": reason, "delivery": job.payload.get("delivery")})])
+                                                             {"reason": reason, "delivery": job.payload.get("delivery"),
+                                                              **extra})])
 
     # --- comment -----------------------------------------------------------------------
 
@@ -175,7 +167,10 @@ class JobRunner:
         body, user = comment.body or "", comment.user
         if user is None or str(user.type) == "Bot" or user.login.lower() == self.settings.bot_login.lower():
             return
-        if body.lstrip().startswith(policy.signoff_phrase):
+        # An edit may also have made a sign-off no sign-off: re-verify a PR that had a verdict.
+        if signoff.opens_with(body, policy.signoff_phrase) or (
+                job.payload.get("action") == "edited"
+                and await asyncio.to_thread(self.store.last_verdict, job.repo, job.pr) is not None):
             await self._enqueue_verify(job, f"sign-off {kind} {cid}")
         if kind != "issue_comment":
             return
@@ -326,30 +321,30 @@ class JobRunner:
         if snap.pr.state != "open" or snap.pr.draft:
             await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "SKIPPED")
             return
-        verdict = evaluate(snap)
-        policy = Context(snap).policy
+        ctx = Context(snap)
+        sign, policy = ctx.signoff, ctx.policy
+        verdict = standing.applied(evaluate(snap), sign)
+        records = await self._records(gatherer, snap, job.payload.get("before"))
         if verdict.signer is None:
             await publisher.check_run(snap.pr.head_sha, CHECK_NAME, None, "Awaiting a CODEOWNER sign-off",
-                                      f"No comment starting with \"{policy.signoff_phrase}\" yet.", status="queued")
+                                      f"No comment starting with \"{policy.signoff_phrase}\" yet.", status="queued",
+                                      record=await self._record(job, snap))
             await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "NO_SIGNOFF")
             return
-        sign = Context(snap).signoff
-        content = content_fingerprint(snap)
-        pinned = await asyncio.to_thread(
-            self.store.pin_signoff, job.repo, job.pr, f"{sign.comment.kind}:{sign.comment.id}:{sign.comment.updated_at}",
-            content, snap.pr.head_sha)
-        if pinned["fingerprint"] != content:
-            # The PR's content changed since this sign-off was given: it vouches for other content.
-            await publisher.check_run(
-                snap.pr.head_sha, CHECK_NAME, "action_required", "A fresh sign-off is needed",
-                f"The pull request's content changed since {sign.author}'s sign-off was verified at "
-                f"{pinned['head_sha'][:8]}; a CODEOWNER must sign off on the new content.", details_url=snap.pr.url)
-            await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "STALE")
-            return
+        content = standing.content(snap)
+        if standing.own_words(sign) is None:  # a sign-off: is it fresh? (one that is not counts for nothing)
+            fresh = await asyncio.to_thread(self._freshness, job, snap, sign, content, records)
+            if not fresh.fresh:
+                await publisher.check_run(snap.pr.head_sha, CHECK_NAME, "action_required", "A fresh sign-off is needed",
+                                          fresh.reason, details_url=snap.pr.url,
+                                          record=await self._record(job, snap))
+                await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "STALE")
+                return
         current = await self._pull(gh, job.repo, job.pr)
         # A push landed while verifying: the result belongs to the old head only; the sticky comment waits.
         sticky = current.head.sha == snap.pr.head_sha
-        published = await publisher.verdict(snap, verdict, policy, sticky=sticky)
+        published = await publisher.verdict(snap, verdict, policy, sticky=sticky,
+                                            record=await self._record(job, snap))
         decided = await asyncio.to_thread(self.store.record_decision, job, snap.pr.head_sha, verdict.label, content, {
             "delivery": job.payload.get("delivery"), "repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
             "inputs_digest": inputs_digest(snap), "verdict": verdict.label,
@@ -362,6 +357,40 @@ class JobRunner:
         self.metrics.verification_seconds.observe(time.monotonic() - started)
         log.info("verified", extra={"repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
                                     "verdict": verdict.label, "job": job.id})
+
+    async def _records(self, gatherer: Gatherer, snap: Snapshot, before: str | None) -> list[standing.Record]:
+        """The App's records on the PR's commits and on the head a push replaced (gone after a force push);
+        what they pin is adopted into this database, which may have lost it."""
+        texts = [c.record for c in snap.check_runs if c.record]
+        if before and before not in snap.commits:
+            texts += await gatherer.records_on(before)
+        records = [r for r in map(standing.Record.from_json, texts) if r is not None and r.pr == snap.pr.number]
+        for pin in sorted({p for r in records for p in r.pins}, key=lambda p: p.signoff):
+            await asyncio.to_thread(self.store.pin_signoff, snap.repo, snap.pr.number, pin.signoff, pin.content,
+                                    pin.head_sha)
+        return records
+
+    def _freshness(self, job: Job, snap: Snapshot, sign: signoff.SignOff, content: str,
+                   records: list[standing.Record]) -> standing.Freshness:
+        """`standing.decide` on this database's pin and the App's records; a first verification is pinned
+        here (if another worker pinned it first, its pin decides)."""
+        key = signoff.version(sign.comment)
+        row = self.store.signoff_pin(job.repo, job.pr, key) or self.store.signoff_pin(
+            job.repo, job.pr, f"{sign.comment.kind}:{sign.comment.id}:{sign.comment.updated_at}")  # before v2
+        local = standing.Pin(key, row["fingerprint"], row["head_sha"]) if row else None
+        fresh = standing.decide(sign, content, snap.pr.head_sha, local, records)
+        if fresh.pin is not None and (fresh.first or row is not None and row["signoff"] != key):
+            pinned = self.store.pin_signoff(job.repo, job.pr, key, fresh.pin.content, fresh.pin.head_sha)
+            if pinned["fingerprint"] != fresh.pin.content:
+                local = standing.Pin(key, pinned["fingerprint"], pinned["head_sha"])
+                fresh = standing.decide(sign, content, snap.pr.head_sha, local, records)
+        return fresh
+
+    async def _record(self, job: Job, snap: Snapshot) -> standing.Record:
+        """What this verification leaves in its check run: when it read the PR, and every pin of the PR."""
+        pins = await asyncio.to_thread(self.store.pins, job.repo, job.pr)
+        return standing.Record(job.pr, standing.seen(snap), tuple(
+            standing.Pin(p["signoff"], p["fingerprint"], p["head_sha"]) for p in pins))
 
     async def _sweep(self, job: Job, gh: GitHub) -> None:
         pull = await self._pull(gh, job.repo, job.pr)
@@ -392,9 +421,12 @@ class JobRunner:
 
     async def _synchronize(self, job: Job, gh: GitHub) -> None:
         """The head moved: verify again if a sign-off was verified before; `_verify` decides whether it
-        still vouches for the new content (same diff) or a fresh sign-off is needed (action_required)."""
-        if await asyncio.to_thread(self.store.last_verdict, job.repo, job.pr) is not None:
-            await self._enqueue_verify(job, "head moved")
+        still vouches for the new content (same diff) or a fresh sign-off is needed (action_required).
+        A database that lost its verdicts learns it from the App's record on the previous head."""
+        before = job.payload.get("before")
+        if await asyncio.to_thread(self.store.last_verdict, job.repo, job.pr) is not None or (
+                before and await Gatherer(gh, job.repo, self.settings.bot_login).records_on(before)):
+            await self._enqueue_verify(job, "head moved", before=before)
 
     # --- lint ----------------------------------------------------------------------------
 

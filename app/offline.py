@@ -174,6 +174,10 @@ def _comment(repo: str, number: int, kind: str, c: dict, created: str) -> Commen
         line=c.get("line"),
         commit_id=c.get("commit_id"),
         review_state=c.get("state") if kind == "review" else None,
+        # A world may say a comment was edited (`edited_at`) and by whom (`last_editor`; null: GitHub
+        # no longer names the account), as the fake's GraphQL edit history then does.
+        last_editor=c.get("last_editor") if c.get("edited_at") else "",
+        edited_at=str(c.get("edited_at") or ""),
     )
 
 

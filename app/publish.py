@@ -10,7 +10,11 @@ Publishing is idempotent, so a job that is retried or raced publishes once:
   exists (and says something else), else created; annotations go in
   batches of 50 (GitHub's cap). Only this App's own run is looked for (by
   name and app id): a same-named run of another app or of a workflow job is
-  never touched (GitHub would refuse the update), ours is created beside it;
+  never touched (GitHub would refuse the update), ours is created beside it.
+  Its summary ends with the App's hidden record of what each sign-off was
+  first verified on (`checks.standing`): only this App can write its check
+  runs, so that record survives the loss of the database; an update that
+  brings no record keeps the run's one;
 - findings on lines of the diff are posted once as one review with inline
   comments, each tagged with a hidden key (path, line, rule) so a
   re-verification never repeats them.
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 
 from githubkit import GitHub
 
+from checks import standing
 from checks.policy import Policy
 from checks.result import Finding, Severity, Verdict
 from checks.snapshot import Comment, Snapshot
@@ -74,8 +79,10 @@ class Publisher:
 
     # --- the verdict -------------------------------------------------------------
 
-    async def verdict(self, snap: Snapshot, verdict: Verdict, policy: Policy, sticky: bool = True) -> Published:
-        """Publish everything; `sticky=False` (the head moved meanwhile) leaves the PR's comment alone."""
+    async def verdict(self, snap: Snapshot, verdict: Verdict, policy: Policy, sticky: bool = True,
+                      record: standing.Record | None = None) -> Published:
+        """Publish everything; `sticky=False` (the head moved meanwhile) leaves the PR's comment alone;
+        `record` goes into the check run's summary."""
         out, review = Published(), Published()
         conclusion = "success" if verdict.passed else ("neutral" if policy.advisory else "failure")
         title = f"Sign-off {verdict.label}" + (f" ({verdict.signer})" if verdict.signer else "")
@@ -87,7 +94,7 @@ class Publisher:
 
         (out.check_run_id, written), out.status_state, _ = await asyncio.gather(
             self._put_check_run(snap.pr.head_sha, CHECK_NAME, conclusion, title, render.summary(verdict, policy),
-                                verdict.findings, summary_lists_findings=True),
+                                verdict.findings, summary_lists_findings=True, record=record),
             comment_then_status(),
             self.inline_findings(snap, verdict.findings, review),
         )
@@ -145,15 +152,16 @@ class Publisher:
 
     async def check_run(self, sha: str, name: str, conclusion: str | None, title: str, summary: str,
                         findings: tuple[Finding, ...] = (), status: str = "completed",
-                        details_url: str | None = None) -> int:
+                        details_url: str | None = None, record: standing.Record | None = None) -> int:
         """Create or update the check run `name` on `sha`; annotations in batches of 50. Returns its id."""
         run_id, _written = await self._put_check_run(sha, name, conclusion, title, summary, findings, status,
-                                                     details_url)
+                                                     details_url, record=record)
         return run_id
 
     async def _put_check_run(self, sha: str, name: str, conclusion: str | None, title: str, summary: str,
                              findings: tuple[Finding, ...], status: str = "completed", details_url: str | None = None,
-                             summary_lists_findings: bool = False) -> tuple[int, bool]:
+                             summary_lists_findings: bool = False,
+                             record: standing.Record | None = None) -> tuple[int, bool]:
         """(id, whether anything was written). When the summary lists every finding (path, line, rule,
         severity, message), a run that already shows it has the same annotations too and is left alone."""
         rest = self.gh.rest
@@ -162,9 +170,17 @@ class Publisher:
         annotations = [_annotation(f) for f in findings]
         batches = [annotations[i:i + ANNOTATIONS_PER_REQUEST]
                    for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)] or [[]]
-        truncated = len(summary) > SUMMARY_LIMIT
+        own = bool(mine) and name == CHECK_NAME and bool(self._mine)  # listed by app id: the App's own run
+        kept = standing.recorded(mine[0].output.summary or "") if own else ""
+        # The record closes the summary; an update without one keeps the run's (a record is never lost).
+        marker = record.marker() if record is not None else (
+            f"{standing.RECORD_PREFIX}{kept}{standing.RECORD_SUFFIX}" if kept else "")
+        limit = SUMMARY_LIMIT - len(marker)
+        truncated = len(summary) > limit
         if truncated:
-            summary = summary[:SUMMARY_LIMIT] + "\n\n(truncated)"
+            summary = summary[:limit] + "\n\n(truncated)"
+        if marker:
+            summary += "\n" + marker
         first = {"name": name, "head_sha": sha, "status": status,
                  "output": {"title": title, "summary": summary, "annotations": batches[0]}}
         if status == "completed":

@@ -6,7 +6,11 @@ answers 202. Bad input gets a 4xx with a reason, never a 500; a validly signed
 JSON object is never a 4xx: one that lacks what the bot needs is answered 202,
 logged with its delivery id and the field, and counted as `unusable`. A
 delivery seen before (same GUID for the same hook) is acknowledged and not
-processed again.
+processed again. Bodies not yet authenticated are bounded in bytes held at
+once and in time (app/bodies.py). A delivery the database refuses is answered
+503 (GitHub does not retry it) and kept in memory (`Refused`) until the
+reconcile pass records it. `/readyz` is 200 only while the database takes a
+write.
 """
 
 from __future__ import annotations
@@ -20,15 +24,17 @@ from dataclasses import replace
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
+from .bodies import BodyBudget, Busy, Slow, TooLarge
 from .jobs import Clients, JobRunner
 from .observability import Metrics
 from .publish import CHECK_NAME
 from .settings import Settings
 from .store import Store, open_store
 from .webhooks import HANDLED, Unusable, route, signature_ok
-from .worker import Reconciler, Worker
+from .worker import Reconciler, Refused, Worker
 
 log = logging.getLogger("signoff_bot.server")
+READY_SECONDS = 5.0  # how long the readiness write may take
 
 
 def _reply(status: int, **body) -> JSONResponse:
@@ -42,6 +48,8 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
     metrics = Metrics()
     clients = Clients(settings, metrics)
     runner = JobRunner(settings, store, clients, metrics)
+    budget = BodyBudget(settings.max_unverified_bytes)
+    refused = Refused()
     stop = asyncio.Event()
     tasks: list[asyncio.Task] = []
 
@@ -50,7 +58,7 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
         if run_workers:
             for _ in range(settings.workers):
                 tasks.append(asyncio.create_task(Worker(settings, store, runner, metrics).run_forever(stop)))
-            tasks.append(asyncio.create_task(Reconciler(settings, store, clients).run_forever(stop)))
+            tasks.append(asyncio.create_task(Reconciler(settings, store, clients, refused).run_forever(stop)))
         yield
         stop.set()
         for task in tasks:
@@ -68,17 +76,21 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
         # Until the signature is verified the event name is anyone's: one label per handled event, so
         # unauthenticated requests cannot grow the metrics without bound.
         unverified = event if event in HANDLED else "other"
-        length = request.headers.get("content-length", "")
-        if length.isdigit() and int(length) > settings.max_body_bytes:
+        try:
+            async with budget.body(request, settings.max_body_bytes, settings.body_seconds) as body:
+                return await delivery(request, event, unverified, body)
+        except TooLarge:
             metrics.deliveries.labels(unverified, "too_large").inc()
             return _reply(413, error=f"body over {settings.max_body_bytes} bytes")
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > settings.max_body_bytes:
-                metrics.deliveries.labels(unverified, "too_large").inc()
-                return _reply(413, error=f"body over {settings.max_body_bytes} bytes")
-        raw = bytes(body)
+        except Busy:
+            metrics.deliveries.labels(unverified, "busy").inc()
+            return JSONResponse({"error": "too many unauthenticated bytes in flight; retry"}, status_code=503,
+                                headers={"Retry-After": "1"})
+        except Slow:
+            metrics.deliveries.labels(unverified, "slow").inc()
+            return _reply(408, error=f"body not received within {settings.body_seconds:g} s")
+
+    async def delivery(request: Request, event: str, unverified: str, raw: bytearray) -> Response:
         if not signature_ok(settings.webhook_secret, raw, request.headers.get("x-hub-signature-256")):
             metrics.deliveries.labels(unverified, "bad_signature").inc()
             return _reply(401, error="missing or invalid X-Hub-Signature-256")
@@ -108,8 +120,10 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
         try:
             fresh = await asyncio.to_thread(store.record_delivery, key, event, routed.action, routed.repo,
                                             routed.pr, jobs)
-        except Exception:  # noqa: BLE001 - the database is down: GitHub should retry, nothing is lost
+        except Exception:  # noqa: BLE001 - the database is down: kept until the reconcile pass records it
             log.exception("could not record delivery", extra={"delivery": guid, "event": event})
+            refused.add(key, event, routed.action, routed.repo, routed.pr, jobs)
+            metrics.deliveries.labels(event, "refused").inc()
             return _reply(503, error="storage unavailable; retry")
         outcome = "duplicate" if not fresh else ("ignored" if routed.ignored else "queued")
         metrics.deliveries.labels(event, outcome).inc()
@@ -129,9 +143,9 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
     @app.get("/readyz")
     async def readyz() -> Response:
         try:
-            await asyncio.to_thread(store.ping)
-        except Exception:  # noqa: BLE001
-            return _reply(503, ok=False, error="database unreachable")
+            await asyncio.wait_for(asyncio.to_thread(store.ping), READY_SECONDS)
+        except Exception:  # noqa: BLE001 - read-only, full, locked or gone: deliveries would be refused
+            return _reply(503, ok=False, error="the database does not take writes")
         dead = [t for t in tasks if t.done()]
         if dead:
             return _reply(503, ok=False, error=f"{len(dead)} background task(s) stopped")

@@ -24,6 +24,8 @@ class Settings:
     log_level: str = "INFO"
     bot_login: str = "signoff-bot[bot]"
     max_body_bytes: int = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
+    max_unverified_bytes: int = 64 * 1024 * 1024  # bodies held before their signature is checked, all together
+    body_seconds: float = 10.0  # for a body to arrive (GitHub gives up on a delivery after 10 s)
     workers: int = 2
     lease_seconds: float = 30.0
     reconcile_seconds: float = 600.0
@@ -83,7 +85,9 @@ class Settings:
                                        ("SIGNOFF_BOT_RECONCILE_SECONDS", "reconcile_seconds", float),
                                        ("SIGNOFF_BOT_JOB_BUDGET_SECONDS", "job_budget_seconds", float),
                                        ("SIGNOFF_BOT_MAX_ATTEMPTS", "max_attempts", int),
-                                       ("SIGNOFF_BOT_HTTP_TIMEOUT", "http_timeout", float)):
+                                       ("SIGNOFF_BOT_HTTP_TIMEOUT", "http_timeout", float),
+                                       ("SIGNOFF_BOT_MAX_UNVERIFIED_BYTES", "max_unverified_bytes", int),
+                                       ("SIGNOFF_BOT_BODY_SECONDS", "body_seconds", float)):
             if name in env:
                 try:
                     value = kind(env[name])
@@ -93,6 +97,9 @@ class Settings:
                 except ValueError:
                     problems.append(f"{name} must be a positive number")
 
+        if numbers.get("max_unverified_bytes", cls.max_unverified_bytes) < cls.max_body_bytes:
+            problems.append(f"SIGNOFF_BOT_MAX_UNVERIFIED_BYTES must be at least {cls.max_body_bytes} "
+                            "(one delivery of GitHub's largest)")
         if problems:
             raise ConfigError("invalid configuration: " + "; ".join(problems))
         return cls(app_id=app_id, private_key=key, webhook_secret=secret, github_url=url.rstrip("/"),

@@ -19,7 +19,9 @@ Guarantees the rest of the app relies on:
   with the end of its job, so a job that runs again after a crash records it once;
 - the audit table is append-only (triggers refuse UPDATE and DELETE);
 - the schema is versioned: each engine applies the migrations a database lacks
-  at start-up, once, however many processes start at the same time.
+  at start-up, once, however many processes start at the same time;
+- `ping` proves the database takes a write (readiness means able to record a
+  delivery): it rewrites the one row of `health` (schema version 2).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from __future__ import annotations
 import abc
 import contextlib
 import json
+import os
+import shutil
 import sqlite3
 import threading
 import time
@@ -37,6 +41,7 @@ from typing import Any, Callable, Protocol
 CHECKPOINT_EVERY = 200  # writes between two WAL checkpoints
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 SQLITE_SCHEME = "sqlite:///"  # sqlite:///relative/path, sqlite:////absolute/path
+MIN_FREE_BYTES = 64 * 1024 * 1024  # below this much free disk an SQLite database is about to refuse writes
 
 # Version n is SQLITE_MIGRATIONS[n - 1]; a database's PRAGMA user_version counts those it has.
 # A new table or column is a new version here and in app/store_pg.py's PG_MIGRATIONS.
@@ -103,6 +108,11 @@ SQLITE_MIGRATIONS: tuple[tuple[str, ...], ...] = (
 BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END""",
      """CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END"""),
+    # 2: the row every readiness probe rewrites
+    ("""CREATE TABLE IF NOT EXISTS health (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    at REAL NOT NULL
+)""",),
 )
 
 # The jobs a worker may lease at time ? (three times): queued and due, or running under an expired
@@ -157,6 +167,8 @@ class Store(Protocol):
     def record_verdict(self, repo: str, pr: int, head_sha: str, label: str, fingerprint: str = "") -> None: ...
     def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None: ...
     def pin_signoff(self, repo: str, pr: int, signoff: str, fingerprint: str, head_sha: str) -> dict: ...
+    def signoff_pin(self, repo: str, pr: int, signoff: str) -> dict | None: ...
+    def pins(self, repo: str, pr: int) -> list[dict]: ...
     def last_verdict(self, repo: str, pr: int) -> dict | None: ...
     def append_audit(self, record: dict[str, Any]) -> None: ...
     def record_decision(self, job: Job, head_sha: str, label: str, fingerprint: str,
@@ -320,6 +332,16 @@ class SqlStore(abc.ABC):
 
         return self._tx(run)
 
+    def signoff_pin(self, repo: str, pr: int, signoff: str) -> dict | None:
+        """The content `signoff` was first verified on, if this database knows it."""
+        rows = self._read("SELECT * FROM signoffs WHERE repo=? AND pr=? AND signoff=?", (repo, pr, signoff))
+        return dict(rows[0]) if rows else None
+
+    def pins(self, repo: str, pr: int) -> list[dict]:
+        """Every sign-off of the PR this database has pinned, oldest first."""
+        return [dict(r) for r in self._read("SELECT * FROM signoffs WHERE repo=? AND pr=? ORDER BY at, signoff",
+                                            (repo, pr))]
+
     def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None:
         rows = self._read("SELECT * FROM verdicts WHERE repo=? AND pr=? AND head_sha=?", (repo, pr, head_sha))
         return dict(rows[0]) if rows else None
@@ -371,7 +393,10 @@ class SqlStore(abc.ABC):
         return [dict(r) for r in self._read(sql + " ORDER BY id", tuple(args))]
 
     def ping(self) -> None:
-        self._read("SELECT 1")
+        """Raise unless the database takes a write: a transaction that rewrites the health row commits."""
+        now = self.clock()
+        self._tx(lambda db: db.execute("INSERT INTO health (id, at) VALUES (1, ?) "
+                                       "ON CONFLICT (id) DO UPDATE SET at = excluded.at", (now,)))
 
 
 class SqliteStore(SqlStore):
@@ -410,6 +435,13 @@ class SqliteStore(SqlStore):
             for sql in statements:
                 db.execute(sql)
         db.execute(f"PRAGMA user_version = {len(SQLITE_MIGRATIONS)}")
+
+    def ping(self) -> None:
+        """As `SqlStore.ping`, and the disk beside the file must have room: a full disk refuses the next write."""
+        free = shutil.disk_usage(os.path.dirname(os.path.abspath(self.path))).free
+        if free < MIN_FREE_BYTES:
+            raise OSError(f"only {free:,} bytes free beside the database")
+        super().ping()
 
     def close(self) -> None:
         self._checkpointer.shutdown(wait=True)

@@ -104,6 +104,8 @@ PG_MIGRATIONS: tuple[tuple[str, ...], ...] = (
 BEGIN RAISE EXCEPTION 'the audit trail is append-only'; END $$""",
      "CREATE TRIGGER audit_no_change BEFORE UPDATE OR DELETE ON audit FOR EACH ROW EXECUTE FUNCTION audit_append_only()",
      "CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit FOR EACH STATEMENT EXECUTE FUNCTION audit_append_only()"),
+    # 2: the row every readiness probe rewrites
+    ("CREATE TABLE health (id INTEGER PRIMARY KEY CHECK (id = 1), at DOUBLE PRECISION NOT NULL)",),
 )
 
 

@@ -189,8 +189,11 @@ def _pull_request(event: str, action: str, payload: dict[str, Any], _bot: str, _
     if action not in ("opened", "reopened", "ready_for_review", "synchronize"):
         return _ignore(payload, action, f"pull_request {action} is not a trigger")
     pr = _number(_at(payload, "pull_request.number"), "pull_request.number")
-    second = "synchronize" if action == "synchronize" else "opened"
-    return _queue(event, action, payload, pr, [("lint", pr, "", {}), (second, pr, "", {})])
+    if action != "synchronize":
+        return _queue(event, action, payload, pr, [("lint", pr, "", {}), ("opened", pr, "", {})])
+    before = _at(payload, "before")  # the head it replaced, whose check runs hold the App's record
+    fields = {"before": before} if isinstance(before, str) and _SHA.match(before) else {}
+    return _queue(event, action, payload, pr, [("lint", pr, "", {}), ("synchronize", pr, "", fields)])
 
 
 def _for_prs(event: str, action: str, payload: dict[str, Any], prs: list[int], sha_path: str, then: str,

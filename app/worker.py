@@ -8,6 +8,10 @@ instead of sleeping in the worker. Waiting for a rate limit's reset is not
 failing: it counts neither as an attempt nor against the job's budget. A job
 that keeps failing, or outlives its budget (an attempt still running when the
 budget is spent is stopped), ends as a failed check run that says why.
+
+The reconcile pass also records the deliveries the database refused (kept by
+the server in `Refused`, since GitHub does not retry a 503), and re-verifies
+their PRs even when the head already has a verdict.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ import logging
 import os
 import time
 import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
 
 from githubkit import GitHub
 
@@ -128,13 +135,41 @@ class Worker:
             log.warning("could not publish the failure", extra={"job": job.id, "repo": job.repo, "pr": job.pr})
 
 
-class Reconciler:
-    """GitHub does not redeliver failed webhooks: periodically queue every open PR whose head has no verdict."""
+@dataclass
+class Refused:
+    """Deliveries the database refused, kept in memory until it takes them (at most `limit`; beyond
+    that only their PRs are remembered, to be verified again)."""
 
-    def __init__(self, settings: Settings, store: Store, clients: Clients):
+    limit: int = 10_000
+    deliveries: OrderedDict[str, tuple[Any, ...]] = field(default_factory=OrderedDict)
+    prs: set[tuple[str, int]] = field(default_factory=set)
+
+    def add(self, key: str, event: str, action: str, repo: str, pr: int | None, jobs: list[JobSpec]) -> None:
+        if pr is not None:
+            self.prs.add((repo, pr))
+        if key in self.deliveries or len(self.deliveries) < self.limit:
+            self.deliveries[key] = (key, event, action, repo, pr, jobs)
+
+    def record(self, store: Store) -> int:
+        """Record every kept delivery in `store` (raising, and keeping the rest, if it still refuses)."""
+        done = 0
+        while self.deliveries:
+            key, delivery = next(iter(self.deliveries.items()))
+            store.record_delivery(*delivery)
+            del self.deliveries[key]
+            done += 1
+        return done
+
+
+class Reconciler:
+    """GitHub does not redeliver failed webhooks: periodically record the deliveries the database refused,
+    and queue every open PR whose head has no verdict or whose delivery was refused."""
+
+    def __init__(self, settings: Settings, store: Store, clients: Clients, refused: Refused | None = None):
         self.settings = settings
         self.store = store
         self.clients = clients
+        self.refused = refused or Refused()
         self._app: GitHub | None = None
 
     def app(self) -> GitHub:
@@ -157,8 +192,12 @@ class Reconciler:
                 pass
 
     async def once(self) -> int:
-        """One pass over every installation, repository and open PR, each list read to its last page."""
-        queued = 0
+        """One pass over every installation, repository and open PR, each list read to its last page; first,
+        the deliveries the database refused are recorded."""
+        recorded = await asyncio.to_thread(self.refused.record, self.store)
+        if recorded:
+            log.info(f"reconcile recorded {recorded} delivery(ies) the database had refused")
+        recheck, queued = set(self.refused.prs), 0
         installations = await pages("installations", self.app().rest.apps.async_list_installations)
         for installation in installations:
             gh = self.clients.installation(installation.id)
@@ -169,10 +208,11 @@ class Reconciler:
                 pulls = await pages(f"open pulls of {repo.full_name}", gh.rest.pulls.async_list, owner, name,
                                     state="open")
                 specs = [JobSpec("verify", repo.full_name, p.number, installation.id, {"reason": "reconcile"})
-                         for p in pulls if not p.draft
-                         and await asyncio.to_thread(self.store.verdict_for, repo.full_name, p.number, p.head.sha)
-                         is None]
+                         for p in pulls if not p.draft and ((repo.full_name, p.number) in recheck
+                         or await asyncio.to_thread(self.store.verdict_for, repo.full_name, p.number, p.head.sha)
+                         is None)]
                 if specs:
                     await asyncio.to_thread(self.store.enqueue, specs)
                     queued += len(specs)
+        self.refused.prs -= recheck
         return queued

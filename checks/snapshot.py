@@ -76,6 +76,10 @@ class Comment:
     line: int | None = None
     commit_id: str | None = None
     review_state: str | None = None  # reviews only: APPROVED | COMMENTED | CHANGES_REQUESTED
+    # Who wrote the body as it stands, from GitHub's edit history: `last_editor` is the login of whoever
+    # last edited it ("" when it was never edited), None when GitHub would not tell; `edited_at` is when.
+    last_editor: str | None = ""
+    edited_at: str = ""
 
     @property
     def kind_label(self) -> str:
@@ -97,6 +101,10 @@ class CheckRun:
     started_at: str = ""
     completed_at: str = ""
     url: str = ""
+    # What one of this App's own sign-off check runs recorded: when that verification read the PR, and
+    # every sign-off pin of the PR (checks.standing.Record, as JSON); "" on any other check run. Only the
+    # App can write its runs.
+    record: str = ""
 
 
 @dataclass(frozen=True)

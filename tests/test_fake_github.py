@@ -23,10 +23,11 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub
-from githubkit.exception import RequestFailed
+from githubkit.exception import GraphQLFailed, RequestFailed
 from githubkit.webhooks import verify
 from githubkit_schemas.latest import models
 
+from app import edits
 from app.fake_github import FakeGitHub, WorldConflict
 from app.fake_github.ids import blob_sha
 from app.fake_github.server import ROUTES
@@ -211,6 +212,13 @@ def walk_writes(gh: GitHub, world: World) -> None:
     inline = rest.pulls.create_review_comment(o, r, n, body="and here", commit_id=head, path=patched.filename,
                                               line=line).parsed_data
     rest.pulls.update_review_comment(o, r, inline.id, body="and there").parsed_data
+    assert rest.pulls.update_review(o, r, n, review.id, body="notes, revised").parsed_data.body == "notes, revised"
+    edited = gh.graphql(edits.QUERY, {"ids": [comment.node_id, review.node_id, inline.node_id]})["nodes"]
+    assert [(x["body"], x["editor"]) for x in edited] == [
+        ("verdict: PASS", {"__typename": "Bot", "login": "signoff-bot"}),
+        ("notes, revised", {"__typename": "Bot", "login": "signoff-bot"}),
+        ("and there", {"__typename": "Bot", "login": "signoff-bot"})]
+    assert all(x["userContentEdits"]["totalCount"] == 2 for x in edited)  # the creation, then the edit
     rest.reactions.create_for_pull_request_review_comment(o, r, inline.id, content="+1").parsed_data
     assert review.state == "COMMENTED"
     run = rest.checks.create(o, r, name="signoff", head_sha=head, status="in_progress").parsed_data
@@ -645,6 +653,35 @@ def test_user_writes_deliver_signed_webhooks(hooked: tuple[FakeGitHub, Receiver]
     edited = json.loads(receiver.received[1][1])
     assert edited["changes"] == {"body": {"from": "/signoff-recheck"}}
     assert edited["comment"]["author_association"] == "COLLABORATOR"
+
+
+def test_an_edit_by_a_write_user_names_the_editor_as_sender_and_in_the_edit_history(
+        hooked: tuple[FakeGitHub, Receiver]) -> None:
+    """carol's sign-off (7103), edited by alice (write access): the edited delivery's sender is alice, the
+    comment's author still carol; GraphQL's history holds the creation (carol) and the edit (alice). dave
+    (triage) may not edit it at all."""
+    fake, receiver = hooked
+    url = f"{fake.url}/repos/acme/bench/issues/comments/7103"
+    assert httpx.patch(url, json={"body": "x"}, headers={"Authorization": "token user:dave"}).status_code == 403
+    alice = as_user(fake, "alice")
+    alice.rest.issues.update_comment(*REPO, 7103, body="As a PR reviewer and CODEOWNER, ... (alice's words)")
+    fake.wait_deliveries(1)
+    delivered = json.loads(receiver.received[0][1])
+    assert (delivered["action"], delivered["sender"]["login"], delivered["comment"]["user"]["login"]) == (
+        "edited", "alice", "carol")
+    node = alice.graphql(edits.QUERY, {"ids": [delivered["comment"]["node_id"]]})["nodes"][0]
+    assert node["editor"] == {"__typename": "User", "login": "alice"} and node["lastEditedAt"]
+    history = sorted(node["userContentEdits"]["nodes"], key=lambda e: e["editedAt"])
+    assert [e["editor"]["login"] for e in history] == ["carol", "alice"]
+    assert history[0]["editedAt"] == "2026-08-12T16:30:00Z"  # the creation, recorded by the first edit
+    missing = alice.graphql.request  # an unknown id: null, and a NOT_FOUND error beside the data
+    with pytest.raises(GraphQLFailed) as failed:
+        missing(edits.QUERY, {"ids": ["MDEyOklzc3VlQ29tbWVudDE="]})
+    assert failed.value.response.data == {"nodes": [None]} and failed.value.response.errors[0].type == "NOT_FOUND"
+    with pytest.raises(GraphQLFailed) as invalid:  # a field GitHub's type lacks: no data at all
+        missing("{ node(id: \"%s\") { ... on IssueComment { nonsense } } }" % delivered["comment"]["node_id"])
+    assert invalid.value.response.data is None
+    assert httpx.post(f"{fake.url}/graphql", json={"query": "{ node(id: \"x\") { id } }"}).status_code == 401
 
 
 def test_admin_deliver_push_and_complete_run(hooked: tuple[FakeGitHub, Receiver]) -> None:

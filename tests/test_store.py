@@ -319,3 +319,42 @@ def test_signoff_bot_db_names_the_engine(postgres, tmp_path):
     finally:
         for s in stores:
             s.close()
+
+
+def test_pins_are_first_come_and_listed_per_pr(store, clock):
+    assert store.signoff_pin("o/r", 1, "issue_comment:5:t") is None
+    first = store.pin_signoff("o/r", 1, "issue_comment:5:t", "a" * 64, "1" * 40)
+    clock.now += 1
+    again = store.pin_signoff("o/r", 1, "issue_comment:5:t", "b" * 64, "2" * 40)  # a later verification
+    store.pin_signoff("o/r", 1, "issue_comment:6:t", "c" * 64, "2" * 40)
+    store.pin_signoff("o/r", 2, "issue_comment:7:t", "d" * 64, "3" * 40)
+    assert first["fingerprint"] == again["fingerprint"] == "a" * 64
+    assert store.signoff_pin("o/r", 1, "issue_comment:5:t")["head_sha"] == "1" * 40
+    assert [p["signoff"] for p in store.pins("o/r", 1)] == ["issue_comment:5:t", "issue_comment:6:t"]
+
+
+def test_ping_proves_a_write(store, clock):
+    store.ping()
+    clock.now += 5
+    store.ping()
+    assert [dict(r)["at"] for r in store._read("SELECT at FROM health")] == [1005.0]
+
+
+def test_ping_fails_when_the_disk_beside_an_sqlite_file_is_nearly_full(tmp_path, clock, monkeypatch):
+    import shutil
+
+    store = SqliteStore(str(tmp_path / "bot.db"), clock=clock)
+    monkeypatch.setattr(shutil, "disk_usage", lambda _path: shutil._ntuple_diskusage(10**9, 10**9 - 4096, 4096))
+    with pytest.raises(OSError, match="free"):
+        store.ping()
+
+
+def test_ping_fails_on_a_database_that_takes_no_writes(tmp_path, clock):
+    path = tmp_path / "bot.db"
+    readonly = SqliteStore(str(path), clock=clock)
+    readonly._db.close()  # the same database on a volume that became read-only
+    readonly._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+    readonly._db.row_factory = sqlite3.Row
+    with pytest.raises(sqlite3.OperationalError):
+        readonly.ping()
+    assert readonly.queue_depth() == 0  # it still reads: only a write tells

@@ -25,7 +25,9 @@ from .faults import Fault
 from .state import GitHubState
 
 WRITE_METHODS = ("POST", "PATCH", "PUT", "DELETE")
-UNBILLED_ROUTES = ("GET /rate_limit", "GET /_fake/download/{token}")
+QUERY_ROUTES = ("POST /graphql",)  # a POST that reads: the fake serves no GraphQL mutations
+# Not counted against the REST API's rate limit: GraphQL has a limit of its own (points), not modelled here.
+UNBILLED_ROUTES = ("GET /rate_limit", "GET /_fake/download/{token}", "POST /graphql")
 DEFAULT_API_VERSION = "2022-11-28"
 
 
@@ -147,8 +149,9 @@ class Instrument:
             used = self.state.ledger.count(route, status, billable=billable)
             for key, value in self._rate_headers(used, request_headers.get("x-github-api-version")).items():
                 headers[key] = value
-            if method in WRITE_METHODS and 200 <= status < 300:  # logged before answered: a client that has
-                # its answer finds the write in the log (the App's writes are sent one after another)
+            # Logged before answered: a client that has its answer finds the write in the log (the App's
+            # writes are sent one after another).
+            if method in WRITE_METHODS and route not in QUERY_ROUTES and 200 <= status < 300:
                 self._record(request_headers, method, scope["path"], route, status, bytes(received), body)
             await send({**start, "status": status, "headers": headers.raw})
             await send({"type": "http.response.body", "body": body})

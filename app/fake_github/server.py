@@ -14,12 +14,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.world import World
 
 from .instrument import Instrument
-from .routes import accounts, actions, admin, checks, pulls, repos
+from .routes import accounts, actions, admin, checks, graphql, pulls, repos
 from .routes.actions import DOWNLOAD_PATH
 from .routes.common import DOCS, GitHubError
 from .state import GitHubState
 
-ROUTERS = [m.router for m in (admin, accounts, actions, checks, pulls, repos)]
+ROUTERS = [m.router for m in (admin, accounts, actions, checks, graphql, pulls, repos)]
 ROUTES = [route for router in ROUTERS for route in router.routes]
 
 

@@ -96,8 +96,10 @@ def comment_event(site: Site, repo: RepoState, c: dict[str, Any], action: str = 
                                             comment=issue_comment(site, repo, c)))
 
 
-def review_event(site: Site, repo: RepoState, r: dict[str, Any], action: str = "submitted") -> Event:
-    return Event("pull_request_review", _envelope(site, repo, action, r["user"], review=review(site, repo, r),
+def review_event(site: Site, repo: RepoState, r: dict[str, Any], action: str = "submitted",
+                 previous_body: str | None = None, sender: str | None = None) -> Event:
+    return Event("pull_request_review", _envelope(site, repo, action, sender or r["user"], previous_body,
+                                                  review=review(site, repo, r),
                                                   pull_request=pull(site, repo, repo.pulls[r["number"]])))
 
 

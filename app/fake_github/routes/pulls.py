@@ -1,10 +1,11 @@
 """Pull request routes: pulls, files, commits, reviews, review comments, issue comments, reactions.
 
 Writes made as a user (`user:<login>` tokens) deliver their webhooks to the
-app: comment created/edited, review submitted, review comment created/edited.
-A user with write access may edit (or delete) another user's comment, as on
-GitHub; the `edited` delivery then names the editor as `sender`, while the
-comment's `user` stays its author.
+app: comment created/edited, review submitted/edited, review comment
+created/edited. A user with write access may edit (or delete) another user's
+comment or review summary, as on GitHub; the `edited` delivery then names the
+editor as `sender`, while the comment's `user` stays its author, and the
+comment's GraphQL edit history records who made each edit.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 
 from ..git_payloads import commit, diff_entry
+from ..graphql_objects import edit_body
 from ..payloads import REACTIONS
 from ..pull_payloads import hunk_at, issue, issue_comment, pull, reaction, review, review_comment
 from ..state import RepoState
@@ -92,8 +94,9 @@ async def update_review_comment(ctx: C, owner: str, repo: str, comment_id: int):
     c = _review_comment(r, comment_id)
     may_edit(ctx, r, c["user"])
     text = text_field(await json_body(ctx.request), "body")
-    previous, c["body"], c["updated_at"] = c.get("body") or "", text, ctx.state.clock.tick()
-    events = _user_events(ctx, lambda: [review_comment_event(ctx.site, r, c, "edited", previous, ctx.actor.login)])
+    previous = edit_body(ctx.state, "PullRequestReviewComment", c, ctx.actor.login or "", text)
+    events = _user_events(ctx, lambda: [review_comment_event(ctx.site, r, c, "edited", previous,
+                                                             ctx.actor.login)])
     return created(review_comment(ctx.site, r, c), ctx.state, events, 200)
 
 
@@ -134,6 +137,20 @@ def get_review(ctx: C, owner: str, repo: str, number: int, review_id: int):
     if found is None or found["number"] != number:
         raise not_found()
     return respond(review(ctx.site, r, found))
+
+
+@router.put("/repos/{owner}/{repo}/pulls/{number:int}/reviews/{review_id:int}")
+async def update_review(ctx: C, owner: str, repo: str, number: int, review_id: int):
+    """Update a review's summary (its author, or anyone with write access)."""
+    r = repo_of(ctx, owner, repo)
+    found = r.reviews.get(review_id)
+    if found is None or found["number"] != number:
+        raise not_found()
+    may_edit(ctx, r, found["user"])
+    text = text_field(await json_body(ctx.request), "body")
+    previous = edit_body(ctx.state, "PullRequestReview", found, ctx.actor.login or "", text)
+    events = _user_events(ctx, lambda: [review_event(ctx.site, r, found, "edited", previous, ctx.actor.login)])
+    return created(review(ctx.site, r, found), ctx.state, events, 200)
 
 
 def _inline(ctx: Ctx, r: RepoState, pr: dict[str, Any], spec: Any, commit_id: str, review_id: int | None,
@@ -247,7 +264,7 @@ async def update_comment(ctx: C, owner: str, repo: str, comment_id: int):
     c = _issue_comment(r, comment_id)
     may_edit(ctx, r, c["user"])
     text = text_field(await json_body(ctx.request), "body")
-    previous, c["body"], c["updated_at"] = c.get("body") or "", text, ctx.state.clock.tick()
+    previous = edit_body(ctx.state, "IssueComment", c, ctx.actor.login or "", text)
     events = _user_events(ctx, lambda: [comment_event(ctx.site, r, c, "edited", previous, ctx.actor.login)])
     return created(issue_comment(ctx.site, r, c), ctx.state, events, 200)
 
