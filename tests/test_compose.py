@@ -18,6 +18,7 @@ import httpx
 import yaml
 
 from app.settings import Settings
+from app.store_pg import PG_MIGRATIONS
 
 from .apphost import KEY, free_port
 from .databases import query
@@ -108,4 +109,4 @@ def test_serve_starts_on_postgresql_with_the_environment_compose_gives_it(postgr
         proc.wait(10)
     owners = query(postgres.url("signoff"), "SELECT tableowner FROM pg_tables WHERE tablename = 'jobs'")
     assert owners == [("signoff",)]
-    assert query(postgres.url("signoff"), "SELECT max(version) FROM schema_migrations") == [(1,)]
+    assert query(postgres.url("signoff"), "SELECT max(version) FROM schema_migrations") == [(len(PG_MIGRATIONS),)]
