@@ -18,7 +18,15 @@ scorers (lm-eval, SWE-bench, mini-swe-agent), benchmark clients and the
 orchestration harness checkout (srt-slurm) are client side and allowed.
 
 A site on a line the PR adds (or inside a heredoc it touches) is patching
-THIS PR introduces; a site on an unchanged line is pre-existing. A site the
+THIS PR introduces; a site on an unchanged line is pre-existing, and counts
+only where a config the PR submits reaches it: an entry it adds or changes,
+or one that runs a script, recipe or launcher it changes (that config runs
+again, with the PR's version). Each such point's launcher, the scripts it
+runs and the libraries they source are run by the interpreter with the
+point's variables (`checks.runs.reached`: framework, model, precision,
+config file, ...), so a branch guarded for another framework is dormant, a
+branch the variables cannot decide is run, and when what a point runs
+cannot be followed every pre-existing site counts (fail closed). A site the
 checks cannot decide (a patcher whose source is not in the repository, a
 hook whose content cannot be seen) is reported as "cannot decide" and needs
 a waiver like any other, since the evidence is there but cannot be read.
@@ -47,7 +55,7 @@ from __future__ import annotations
 
 import posixpath
 
-from . import waivers
+from . import runs, waivers
 from .context import Context
 from .evidence import Wanted
 from .patch_sites import Reading, ScriptReader, Site, diff_effect, line_sites, python_file_sites
@@ -176,7 +184,8 @@ def _recipe_sites(ctx: Context, path: str, text: str, read) -> Reading:
 
 
 def analysis(ctx: Context) -> tuple[list[Site], list[Site], frozenset[str]]:
-    """(introduced sites, pre-existing sites, repository files still to read) of the PR's files in scope."""
+    """(introduced sites, pre-existing sites a changed config reaches, repository files still to read) of the
+    PR's files in scope."""
     introduced: list[Site] = []
     preexisting: list[Site] = []
     missing: set[str] = set()
@@ -187,6 +196,12 @@ def analysis(ctx: Context) -> tuple[list[Site], list[Site], frozenset[str]]:
         for site in reading.sites:
             touched = any(site.line <= n <= site.end for n in added)
             (introduced if touched else preexisting).append(site)
+    if preexisting:
+        reach = runs.reached(ctx, tuple(sorted({s.path for s in preexisting})))
+        missing |= {path for _sha, path in runs.missing(ctx).files}
+        if not reach.undecided:
+            preexisting = [s for s in preexisting if reach.reaches(s.path, s.line, s.end)
+                           or (s.assignment and s.path in reach.lines)]
     return introduced, preexisting, frozenset(missing)
 
 

@@ -83,6 +83,7 @@ class Site:
     what: str
     target: str = ""  # the patcher a site runs, which a waiver may name instead of `path`
     undecided: bool = False
+    assignment: bool = False  # a value kept for a later command (mount options): runs where its file runs
 
 
 @dataclass
@@ -411,7 +412,8 @@ class ScriptReader:
             text = self.script.text_of(a.value.parts)
             for what, target, undecided in self._mounts(text):
                 self.reading.sites.append(Site(self.path, a.line + self.offset, a.line + self.offset,
-                                               f"{what} (`{snippet(self._source(a.line))}`)", target, undecided))
+                                               f"{what} (`{snippet(self._source(a.line))}`)", target, undecided,
+                                               assignment=True))
 
     # --- helpers ---
     def _heredocs(self) -> dict[int, Heredoc]:

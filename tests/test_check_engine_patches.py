@@ -131,22 +131,62 @@ def test_waiver_named_after_another_pr_fails():
     assert r.status is Status.FAIL and "docs/waiver/99.md instead" in r.reason
 
 
+MASTER = "configs/amd-master.yaml"
+ENTRY = """kimik3-fp4-mi355x-vllm-mtp:
+  image: vllm/vllm-openai-rocm:v1
+  model: moonshotai/Kimi-K3
+  model-prefix: kimik3
+  runner: mi355x
+  precision: fp4
+  framework: {framework}
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - {{ tp: 8, spec-decoding: mtp, conc-list: [{conc}] }}
+"""
+# What the resolver looks for before it settles on SCRIPT, the script named after the entry: none of it is there.
+ABSENT = {"configs/runners.yaml": None, ".github/configs/runners.yaml": None, "runners/launch_mi355x.sh": None,
+          "benchmarks/single_node/agentic/kimik3_fp4_mi355x_vllm_mtp.sh": None}
+
+
+def reaching(framework: str = "vllm", **extra) -> dict:
+    """A changed master entry whose point runs SCRIPT: pre-existing patching there is reached."""
+    return dict(master_base={MASTER: ENTRY.format(framework=framework, conc=4)},
+                master_head={MASTER: ENTRY.format(framework=framework, conc=8)},
+                extra_files={HEAD: {**ABSENT, **extra}})
+
+
 def test_preexisting_patch_with_base_waiver_passes():
     base = BASE + PATCH_LINE
     files = [changed(SCRIPT, base, base + "export VLLM_ROCM_USE_AITER=1\n")]
     old = "docs/waiver/2508.md"
     link = signoff(f"- Waiver: https://github.com/{REPO}/blob/main/{old}")
     r = run(files=files, policy={old: WAIVER_TEXT.replace("PR #100", "PR #2508")}, comments=[link],
-            extra_files={HEAD: {PATCHER: PATCHER_TEXT}})
+            **reaching(**{PATCHER: PATCHER_TEXT}))
     assert r.status is Status.PASS and old in r.reason
 
 
 def test_preexisting_patch_without_base_waiver_fails():
     base = BASE + PATCH_LINE
-    r = run(files=[changed(SCRIPT, base, base + "export X=1\n")], comments=[LINKED],
-            extra_files={HEAD: {PATCHER: PATCHER_TEXT}})
+    r = run(files=[changed(SCRIPT, base, base + "export X=1\n")], comments=[LINKED], **reaching(**{PATCHER: PATCHER_TEXT}))
     assert r.status is Status.FAIL and "pre-existing patching with no waiver on the base branch" in r.reason
     assert r.findings[0].line == 2
+
+
+def test_preexisting_patching_no_changed_config_reaches_is_dormant():
+    base = BASE + PATCH_LINE
+    files = [changed(SCRIPT, base, base + "export X=1\n")]
+    # no master entry changes: nothing the PR submits runs the old patch
+    assert run(files=files, extra_files={HEAD: {PATCHER: PATCHER_TEXT}}).status is Status.PASS
+    guarded = BASE + 'if [[ "$FRAMEWORK" == "sglang" ]]; then\n    ' + PATCH_LINE + "fi\n"
+    files = [changed(SCRIPT, guarded, guarded + "export X=1\n")]
+    # the changed entry runs vLLM: the sglang-only branch is not reached
+    assert run(files=files, **reaching(**{PATCHER: PATCHER_TEXT})).status is Status.PASS
+    # an sglang entry reaches it; a guard its variables cannot decide is run too
+    assert run(files=files, **reaching("sglang", **{PATCHER: PATCHER_TEXT})).status is Status.FAIL
+    undecided = guarded.replace('"$FRAMEWORK" == "sglang"', '"$SOME_RUNNER_FLAG" == "1"')
+    files = [changed(SCRIPT, undecided, undecided + "export X=1\n")]
+    assert run(files=files, **reaching(**{PATCHER: PATCHER_TEXT})).status is Status.FAIL
 
 
 def test_sed_on_a_recipe_name_is_not_a_patch():
