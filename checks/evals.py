@@ -61,7 +61,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from . import commands, sweep
+from . import commands, hardware, sweep
 from .context import Context
 from .evidence import Wanted
 from .masterconfig import EntryChange, MasterConfig, search_points
@@ -119,7 +119,7 @@ class _Config:
     def owns(self, row: dict) -> bool:
         prefix = row.get("model_prefix", row.get("infmax_model_prefix"))
         return (_low(prefix) == self.prefix and _low(row.get("precision")) == self.precision
-                and _low(row.get("framework")) == self.framework and sku(row.get("hw")) == self.sku
+                and _low(row.get("framework")) == self.framework and hardware.sku(row.get("hw")).upper() == self.sku
                 and _bool(row.get("is_multinode")) == self.multinode)
 
     def owns_bmk(self, row: dict) -> bool:
@@ -147,12 +147,6 @@ class _Bars:
         if not _is_number(value):
             return None, f"{key} in {self.path} is not a number; fix the thresholds"
         return float(value), scope
-
-
-def sku(hw) -> str:
-    """SKU family of a runner or hardware label: `cluster:mi355x-amds` -> MI355X, `b200-nscale` -> B200."""
-    name = str(hw or "").rsplit(":", 1)[-1].strip()
-    return re.split(r"[-_\s]", name, maxsplit=1)[0].upper()
 
 
 def target(ctx: Context) -> Target | None:
@@ -317,7 +311,7 @@ def _configs(ctx: Context) -> list[_Config]:
             elif (isl, osl) in EVAL_SEQ_LENS:
                 variants.add((isl, osl, spec))
         out.append(_Config(ch, _low(entry.get("model-prefix")), _low(entry.get("precision")),
-                           _low(entry.get("framework")), sku(entry.get("runner")), entry.get("multinode") is True,
+                           _low(entry.get("framework")), hardware.sku(entry.get("runner")).upper(), entry.get("multinode") is True,
                            frozenset(variants), frozenset(specs), str(entry.get("image") or "")))
     return out
 

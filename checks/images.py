@@ -61,6 +61,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import hardware
 from .context import Context
 from .masterconfig import EntryChange, iter_fields
 from .result import CheckResult, Finding, Severity, Status
@@ -81,14 +82,6 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 def is_upstream_framework(framework: str) -> bool:
     """Whether `framework` runs the vLLM or SGLang engine (see the module docstring)."""
     return any(word in _UPSTREAM_WORDS for word in framework.lower().split("-"))
-
-
-def sku_family(runner: str) -> str:
-    """`cluster:mi355x-amds` -> `mi355x`, `b200-nscale` -> `b200`, `gb200` -> `gb200`."""
-    name = runner.strip().lower()
-    if name.startswith("cluster:"):
-        name = name[len("cluster:"):]
-    return name.split("-", 1)[0]
 
 
 def image_org(image: str) -> str | None:
@@ -190,7 +183,7 @@ def _entry(change: EntryChange) -> _Entry:
 
     image_line = head.line_of("image") if "image" in head else change.line
     return _Entry(change.path, change.key, change.line, text("image"), image_line, text("framework"),
-                  text("model-prefix").lower(), sku_family(text("runner")))
+                  text("model-prefix").lower(), hardware.sku(text("runner")))
 
 
 def _new_submission(change: EntryChange, e: _Entry) -> bool:
@@ -199,7 +192,7 @@ def _new_submission(change: EntryChange, e: _Entry) -> bool:
         return True
     base = change.base
     before = (str(base.get("framework") or "").strip(), str(base.get("model-prefix") or "").strip().lower(),
-              sku_family(str(base.get("runner") or "")))
+              hardware.sku(str(base.get("runner") or "")))
     return before != (e.framework, e.prefix, e.sku)
 
 
@@ -208,7 +201,7 @@ def _upstream_index(ctx: Context) -> dict[tuple[str, str], list[str]]:
     index: dict[tuple[str, str], list[str]] = {}
     for _path, key, fields in iter_fields(ctx.head_configs):
         if is_upstream_framework(fields.get("framework", "")):
-            slot = (fields.get("model-prefix", "").lower(), sku_family(fields.get("runner", "")))
+            slot = (fields.get("model-prefix", "").lower(), hardware.sku(fields.get("runner", "")))
             index.setdefault(slot, []).append(key)
     return {slot: sorted(keys) for slot, keys in index.items()}
 

@@ -101,7 +101,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from . import masterconfig, serverargs, signoff
+from . import hardware, masterconfig, serverargs, signoff
 from .context import Context
 from .evidence import UpstreamTarget, Wanted
 from .masterconfig import EntryChange
@@ -316,7 +316,7 @@ def _pair(ctx: Context, path: str, engine: str) -> tuple[str, str, dict] | None:
     for cpath, cfg in ctx.head_configs.items():
         for key in cfg.keys():
             fields = cfg.fields(key)
-            sku = serverargs.sku_of(fields.get("runner", ""))
+            sku = hardware.sku(fields.get("runner", ""))
             if (fields.get("model-prefix", "").lower() != words[0] or fields.get("precision", "").lower() != words[1]
                     or not sku or sku not in words or fields.get("framework") != engine
                     or "true" in (fields.get("multinode"), fields.get("disagg"))):
@@ -373,7 +373,7 @@ def _script_subjects(ctx: Context, f: ChangedFile, engine: str,
         models = cmd.model.known if cmd.model is not None else ()
         for model in models or (entry_model,):
             by_model.setdefault(model, []).append(cmd)
-    sku = serverargs.sku_of(str(entry.get("runner") or ""))
+    sku = hardware.sku(str(entry.get("runner") or ""))
     precision = str(entry.get("precision") or "")
     return [_Subject(f.path, engine, sku, precision, model, cmds[0].model.line if cmds[0].model else cmds[0].line,
                      _merge_args([a for c in cmds for a in c.args]))
@@ -408,7 +408,7 @@ def _entry_subject(change: EntryChange) -> _Subject:
         if isinstance(ep, int) and ep > 1:
             args.append(serverargs.Arg("expert-parallel-size", "ep:", (str(ep),), line) if engine == "sglang"
                         else serverargs.Arg("enable-expert-parallel", f"ep: {ep}", ("",), line))
-    return _Subject(change.path, engine, serverargs.sku_of(str(entry.get("runner") or "")),
+    return _Subject(change.path, engine, hardware.sku(str(entry.get("runner") or "")),
                     str(entry.get("precision") or ""), str(entry.get("model") or ""),
                     entry.line_of("model", change.line),
                     _merge_args(args))

@@ -67,6 +67,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
+from . import hardware
 from .context import Context
 from .evidence import Wanted
 from .masterconfig import EntryChange, iter_fields, iter_points
@@ -533,7 +534,7 @@ def _named_scripts(entry: dict, point: Point) -> tuple[str, ...]:
         return ()
     prefix = str(entry.get("model-prefix") or "")
     precision = str(entry.get("precision") or "")
-    sku = str(entry.get("runner") or "").split(":", 1)[-1].split("-", 1)[0]
+    sku = hardware.sku(entry.get("runner"))
     framework = str(entry.get("framework") or "")
     subdir = {"fixed-seq-len": "fixed_seq_len", "agentic-coding": "agentic"}.get(
         point.scenario, point.scenario.replace("-", "_"))
@@ -548,7 +549,7 @@ def _named_scripts(entry: dict, point: Point) -> tuple[str, ...]:
 def _changed_named(ctx: Context, entry: dict) -> tuple[str, ...]:
     """Benchmark scripts the PR changes that are named after the entry (`<model-prefix>_<precision>_<sku>_
     <framework>...`), for a runner whose launcher the repository does not hold as a file."""
-    sku = str(entry.get("runner") or "").split(":", 1)[-1].split("-", 1)[0]
+    sku = hardware.sku(entry.get("runner"))
     stem = "_".join(str(entry.get(k) or "") for k in ("model-prefix", "precision")) + f"_{sku}_{entry.get('framework')}"
     return tuple(f.path for f in ctx.changed_files if f.path.startswith("benchmarks/") and f.path.endswith(".sh")
                  and posixpath.basename(f.path).startswith(stem))

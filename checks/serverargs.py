@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from . import hardware
 from .shell import UNKNOWN, Launch, Script, Token
 from .yamlload import YamlProblem, load
 
@@ -44,26 +45,15 @@ _HARDWARE: dict[str, tuple[str, ...]] = {
     "mi300x": ("amd", "cdna3", "gfx942"), "mi325x": ("amd", "cdna3", "gfx942"),
     "mi350x": ("amd", "cdna4", "gfx950"), "mi355x": ("amd", "cdna4", "gfx950"),
 }
-_TRAY_GPUS = {"gb200": 4, "gb300": 4}  # NVL trays; every other SKU is an 8-GPU node
 _SKU = re.compile(r"(?<![a-z0-9])(gb\d{3}|b\d{3}|h\d{2,3}|mi\d{3}x?)(?![0-9])")
 _FAMILY_WORDS = {"nvidia": "nvidia", "cuda": "nvidia", "hopper": "hopper", "blackwell": "blackwell",
                  "amd": "amd", "rocm": "amd", "cdna3": "cdna3", "cdna4": "cdna4",
                  "gfx942": "gfx942", "gfx950": "gfx950"}
 
 
-def sku_of(text: str) -> str:
-    """The GPU SKU named in a runner or file name ("cluster:mi355x-amds" -> "mi355x"); "" if none."""
-    m = _SKU.search(text.lower())
-    return m.group(1) if m else ""
-
-
 def hardware_keys(sku: str) -> tuple[str, ...]:
     """Recipe `hardware_overrides` keys that apply to `sku`, most general first, the SKU last."""
     return (*_HARDWARE.get(sku, ()), sku)
-
-
-def node_gpus(sku: str) -> int:
-    return _TRAY_GPUS.get(sku, 8)
 
 
 def heading_applies(headings: Sequence[str], sku: str) -> bool:
@@ -472,7 +462,7 @@ def _yaml_recipe(path: str, text: str, sku: str) -> Recipe:
 
 
 def _strategies(data: dict, sku: str) -> list[str]:
-    """The single-node strategies the recipe offers on `sku` (one node of `node_gpus(sku)` GPUs)."""
+    """The single-node strategies the recipe offers on `sku` (one node of `hardware.node_gpus(sku)` GPUs)."""
     grants = _map(data.get("strategy_hardware"))
     listed = _strs(data.get("compatible_strategies"))
     names = [s for s in listed if s.startswith("single_node")]
@@ -481,7 +471,7 @@ def _strategies(data: dict, sku: str) -> list[str]:
     if not listed and not names:
         names = ["single_node_tp"]
     minimum = _map(data.get("strategy_min_gpus"))
-    gpus = node_gpus(sku)
+    gpus = hardware.node_gpus(sku)
     if _int(minimum.get(sku)) > gpus:
         return []
     return [s for s in names if _int(minimum.get(s)) <= gpus
@@ -490,7 +480,7 @@ def _strategies(data: dict, sku: str) -> list[str]:
 
 def _composed(data: dict, model: dict, variant: dict, strategy: str, keys: tuple[str, ...], sku: str) -> dict:
     """The serve config recipes.vllm.ai composes: base, variant, strategy, then hardware overrides."""
-    gpus = node_gpus(sku)
+    gpus = hardware.node_gpus(sku)
     tp = _int(variant.get("tp")) or _int(model.get("tp")) or gpus
     parallel = {"single_node_tp": ["--tensor-parallel-size", str(tp)],
                 "single_node_tep": ["--tensor-parallel-size", str(tp), "--enable-expert-parallel"],

@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from checks import evals, sweep
+from checks import evals, hardware, sweep
 from checks.evidence import Wanted
 from checks.result import Status
 from checks.snapshot import Artifact, ArtifactFiles, CheckRun, WorkflowRun, frozen_map
@@ -420,7 +420,7 @@ def test_unparsable_changed_config_fails_closed():
     ("h200_cw", "H200"), ("MI355X", "MI355X"), (None, ""),
 ])
 def test_sku_family(hw, family):
-    assert evals.sku(hw) == family
+    assert hardware.sku(hw).upper() == family
 
 
 # --- image ------------------------------------------------------------------

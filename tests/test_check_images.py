@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks import images
+from checks import hardware, images
 from checks.result import Severity, Status
 from tests.builders import SIGNOFF_HEAD, comment, ctx
 from tests.conftest import assert_check_agrees, world_params
@@ -70,7 +70,7 @@ def test_image_org(image, org):
     ("b200-multinode", "b200"), ("mi355x-disagg", "mi355x"), ("Cluster:GB300-NV", "gb300"), ("", ""),
 ])
 def test_sku_family(runner, sku):
-    assert images.sku_family(runner) == sku
+    assert hardware.sku(runner) == sku
 
 
 @pytest.mark.parametrize("framework, upstream", [

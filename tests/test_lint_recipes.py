@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from checks import hardware
 from checks.lint import recipes
 from tests.builders import HEAD, changed, ctx
 
@@ -139,11 +140,11 @@ def lint_ctx(recipe: str | None = None, master: str | None = None, master_base: 
 
 
 def test_sku_of_runner_labels_and_gpu_types():
-    assert recipes.sku_of("b200-nscale") == "b200"
-    assert recipes.sku_of("cluster:mi355x-amds") == "mi355x"
-    assert recipes.sku_of("GB200") == "gb200"
-    assert recipes.sku_of("tpu-v5") is None
-    assert recipes.sku_of(None) is None
+    assert hardware.known_sku("b200-nscale") == "b200"
+    assert hardware.known_sku("cluster:mi355x-amds") == "mi355x"
+    assert hardware.known_sku("GB200") == "gb200"
+    assert hardware.known_sku("tpu-v5") is None
+    assert hardware.known_sku(None) is None
 
 
 def test_as_int_accepts_ints_and_digit_strings_only():

@@ -6,6 +6,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from checks import hardware
 from checks import serverargs as sa
 from checks import shell
 
@@ -291,13 +292,12 @@ def test_canonical_equivalences_and_defaults():
 # --- hardware -----------------------------------------------------------------
 
 def test_sku_and_hardware_keys():
-    assert sa.sku_of("cluster:mi355x-amds") == "mi355x"
-    assert sa.sku_of("gb200-nv") == "gb200" and sa.sku_of("b200-nscale-slurm") == "b200"
-    assert sa.sku_of("kimik2.5_fp4_mi355x") == "mi355x"
-    assert sa.sku_of("laptop") == ""
+    assert hardware.sku("cluster:mi355x-amds") == "mi355x"
+    assert hardware.sku("gb200-nv") == "gb200" and hardware.sku("b200-nscale-slurm") == "b200"
+    assert hardware.sku("laptop") == "laptop" and hardware.known_sku("laptop") is None and hardware.sku(None) == ""
     assert sa.hardware_keys("mi355x") == ("amd", "cdna4", "gfx950", "mi355x")
     assert sa.hardware_keys("b300")[:2] == ("nvidia", "blackwell")
-    assert sa.node_gpus("gb200") == 4 and sa.node_gpus("mi355x") == 8
+    assert hardware.node_gpus("gb200") == 4 and hardware.node_gpus("mi355x") == 8
 
 
 def test_heading_scope():

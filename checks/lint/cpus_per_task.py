@@ -10,7 +10,7 @@ benchmark runs. A warning, because a cluster may count hardware threads.
 The runner SKU comes from the `runner` of the master entries that name the
 recipe (`b200-nscale` -> b200), else from the recipe's `resources.gpu_type`;
 SKUs whose host CPU is not fixed (AMD Instinct platforms) are not checked.
-Core counts and their sources are in `checks.lint.recipes.CPU_CORES`.
+Core counts and their sources are in `checks.hardware.CPU_CORES`.
 
 Passes (GB200, 144 cores):
 
@@ -29,7 +29,8 @@ from typing import Iterator
 
 from ..context import Context
 from ..result import Finding, Severity
-from .recipes import CPU_CORES, GRACE_SKUS, Recipe, as_int, changed_recipes, entries_naming, option, sku_of
+from ..hardware import CPU_CORES, GRACE_SKUS, known_sku
+from .recipes import Recipe, as_int, changed_recipes, entries_naming, option
 
 ID = "recipe-cpus-per-task"
 SEVERITY = Severity.WARNING
@@ -59,11 +60,11 @@ def _skus(ctx: Context, rec: Recipe) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for cfg_path, key, _changed in entries_naming(ctx, rec.path):
         runner = ctx.head_configs[cfg_path].fields(key).get("runner")
-        sku = sku_of(runner)
+        sku = known_sku(runner)
         if sku:
             out.append((sku, f"runner {runner} of {key}"))
     if not out:
-        sku = sku_of((rec.section("resources") or {}).get("gpu_type"))
+        sku = known_sku((rec.section("resources") or {}).get("gpu_type"))
         if sku:
             out.append((sku, f"resources.gpu_type {sku}"))
     return out

@@ -25,45 +25,10 @@ from weakref import WeakKeyDictionary
 
 from .. import changelog, runs
 from ..context import Context
+from ..hardware import GPUS_PER_NODE, known_sku
 from ..evidence import Wanted
 from ..masterconfig import MasterConfig
 from ..yamlload import LineDict, LineList, YamlProblem
-
-# Per-node hardware of the SKUs InferenceX runs on, keyed by the SKU prefix of
-# a runner label or a recipe's `resources.gpu_type`.
-#   GB200 / GB300 NVL72 compute tray: 4 GPUs and 2 Grace CPUs x 72 Arm
-#     Neoverse V2 cores = 144 cores (NVIDIA GB200 NVL72 and GB300 NVL72
-#     specifications).
-#   DGX B200: 8 GPUs, 2x Intel Xeon Platinum 8570 (56 cores) = 112 cores
-#     (NVIDIA DGX B200 datasheet).
-#   DGX B300: 8 GPUs, 2x Intel Xeon Platinum 6776P (64 cores) = 128 cores
-#     (NVIDIA DGX B300 datasheet).
-#   DGX H100 / DGX H200: 8 GPUs, 2x Intel Xeon Platinum 8480C (56 cores)
-#     = 112 cores (NVIDIA DGX H100/H200 datasheets).
-#   AMD Instinct MI300X / MI325X / MI355X platforms: 8 GPUs (AMD Instinct
-#     platform specifications); the host CPU is the OEM's choice, so the
-#     core count is unknown.
-GPUS_PER_NODE: dict[str, int] = {
-    "gb200": 4, "gb300": 4,
-    "b200": 8, "b300": 8, "h100": 8, "h200": 8,
-    "mi300x": 8, "mi325x": 8, "mi355x": 8,
-}
-CPU_CORES: dict[str, int] = {
-    "gb200": 144, "gb300": 144,
-    "b200": 112, "b300": 128, "h100": 112, "h200": 112,
-}
-GRACE_SKUS = frozenset({"gb200", "gb300"})
-
-_SKU = re.compile(r"^(?:cluster:)?([a-z0-9]+)")
-
-
-def sku_of(label: Any) -> str | None:
-    """The SKU of a runner label or gpu_type: "b200-nscale" -> "b200", "cluster:mi355x-amds" -> "mi355x"."""
-    if not isinstance(label, str):
-        return None
-    m = _SKU.match(label.strip().lower())
-    return m.group(1) if m and m.group(1) in GPUS_PER_NODE else None
-
 
 def as_int(value: Any) -> int | None:
     """An integer written as a YAML int or a digit string ("144"); None otherwise."""
@@ -164,7 +129,7 @@ class Recipe:
     def gpus_per_node(self) -> int | None:
         """`resources.gpus_per_node`, else the SKU's from `gpu_type`; None when neither is known."""
         resources = self.section("resources") or {}
-        return as_int(resources.get("gpus_per_node")) or GPUS_PER_NODE.get(sku_of(resources.get("gpu_type")) or "")
+        return as_int(resources.get("gpus_per_node")) or GPUS_PER_NODE.get(known_sku(resources.get("gpu_type")) or "")
 
     def gpus_per_worker(self, role: str) -> int | None:
         """GPUs of one `role` (prefill|decode) worker, as srt-slurm computes it when not explicit."""
