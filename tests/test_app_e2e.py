@@ -7,13 +7,12 @@ posted on the fake: the verdict comment, check runs, reactions and replies.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from app.store import SqliteStore
 
 from .apphost import REPO, Stack
+from .variants import e2e_variant, repo_of
 
 pytestmark = pytest.mark.slow
 
@@ -79,11 +78,45 @@ def test_reuse_from_a_stranger_is_refused_with_a_reason(stack):
     assert "random-user" in reply[0] and "not authorized" in reply[0]
 
 
-def test_reuse_of_a_run_outside_the_pr_is_refused(stack):
+def test_reuse_of_a_run_still_running_is_refused(stack):
     cmd = stack.comment("core-maintainer", 42, "/reuse-sweep-run 9003")
     stack.wait(lambda: stack.reactions(cmd["id"]) == ["-1"], 60, "a -1 reaction")
     reply = stack.wait(lambda: [c["body"] for c in stack.issue_comments(42) if "refused" in c["body"]], 30, "a reply")
-    assert re.search(r"not (a commit of this PR|completed)|has not completed", reply[0])
+    assert reply[0].startswith("`/reuse-sweep-run 9003` refused: run 9003 has not completed (it is in_progress).")
+
+
+# Green sweeps with eval artifacts that the reuse path must still refuse, each for one reason only
+# (`checks.commands.run_problem`): were the App to skip that rule, it would accept the run.
+REFUSED_RUNS = {
+    9004: ({"head_sha": LATE, "head_branch": "contributor/late-sweep", "pull_requests": [43]},
+           "ran on commit e5e5e5e5, not a commit of this PR"),
+    9005: ({"path": ".github/workflows/dry-run-sweep.yml"},
+           "is a run of .github/workflows/dry-run-sweep.yml, not of .github/workflows/run-sweep.yml"),
+    9006: ({"conclusion": "skipped"}, "concluded skipped, not success, failure or cancelled"),
+}
+
+
+def refusable_runs(data: dict) -> None:
+    runs = repo_of(data)["workflow_runs"]
+    green = next(r for r in runs if r["id"] == 9001)
+    for n, (run_id, (change, _why)) in enumerate(sorted(REFUSED_RUNS.items())):
+        runs.append({**green, "id": run_id, **change,
+                     "artifacts": [{"id": 80 + 2 * n, "name": "eval_results_all"},
+                                   {"id": 81 + 2 * n, "name": "results_bmk"}]})
+
+
+def test_reuse_of_a_run_the_reuse_path_would_not_take_is_refused_saying_why(tmp_path):
+    with Stack(tmp_path, e2e_variant(tmp_path, refusable_runs)) as stack:
+        for run_id in REFUSED_RUNS:
+            stack.comment("core-maintainer", 42, f"/reuse-sweep-run {run_id}")
+
+        def replies() -> list[str] | None:
+            acks = [c["body"].split("\n\n")[0] for c in stack.issue_comments(42) if "signoff-bot ack" in c["body"]]
+            return sorted(acks) if len(acks) == len(REFUSED_RUNS) else None
+
+        replies = stack.wait(replies, 90, "a reply to each command")
+        assert replies == [f"`/reuse-sweep-run {run_id}` refused: run {run_id} {why}."
+                           for run_id, (_change, why) in sorted(REFUSED_RUNS.items())]
 
 
 def test_recheck_by_a_maintainer_verifies_and_by_a_stranger_is_refused(stack):
