@@ -7,6 +7,8 @@ posted on the fake: the verdict comment, check runs, reactions and replies.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from app.store import SqliteStore
@@ -117,6 +119,33 @@ def test_reuse_of_a_run_the_reuse_path_would_not_take_is_refused_saying_why(tmp_
         replies = stack.wait(replies, 90, "a reply to each command")
         assert replies == [f"`/reuse-sweep-run {run_id}` refused: run {run_id} {why}."
                            for run_id, (_change, why) in sorted(REFUSED_RUNS.items())]
+
+
+def test_a_mistyped_setting_leaves_the_others_in_force_and_the_verdict_says_so(tmp_path):
+    """The base's .github/signoff-bot.yml renames the reuse command beside a typo: the App still answers the
+    renamed command (the file is not dropped for the typo) and the verdict notes what it ignored."""
+    world = e2e_variant(tmp_path, lambda data: None)
+    (world / "trees" / "base" / ".github" / "signoff-bot.yml").write_text("reuse_command: /reuse-run\nadvisroy: true\n")
+    with Stack(tmp_path, world) as stack:
+        cmd = stack.comment("core-maintainer", 42, "/reuse-run 9001")
+        stack.wait(lambda: stack.reactions(cmd["id"]) == ["+1"], 60, "a +1 reaction")
+        assert any(c["body"].startswith("`/reuse-run` accepted: run 9001") for c in stack.issue_comments(42))
+        comment = verdict_for(stack, 42, HEAD)["body"]
+        assert ("Repository configuration, not part of the sign-off:\n- .github/signoff-bot.yml:2: unknown setting "
+                "'advisroy' (did you mean advisory?); ignored\n") in comment
+
+
+@pytest.mark.parametrize("body", [
+    "    As a PR reviewer and CODEOWNER, I have reviewed this and have:\n    - [x] Verified it",  # a code block
+    "Please post the checklist that starts with As a PR reviewer and CODEOWNER, I have reviewed this",
+])
+def test_a_comment_that_is_no_sign_off_queues_no_verification(stack, body):
+    """Whether a comment is a sign-off is `signoff.is_signoff`, for the App as for the checks."""
+    cmd = stack.comment("nv-owner", 42, body)
+    stack.wait(lambda: [j for j in stack.store().jobs() if j["kind"] == "comment" and j["state"] == "done"], 60,
+               "the comment job")
+    assert [j for j in stack.store().jobs() if j["kind"] == "verify"
+            and json.loads(j["payload"]).get("reason") == f"sign-off issue_comment {cmd['id']}"] == []
 
 
 def test_recheck_by_a_maintainer_verifies_and_by_a_stranger_is_refused(stack):
