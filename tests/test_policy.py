@@ -38,7 +38,7 @@ def test_a_bad_value_costs_only_its_setting_and_every_problem_is_named_in_file_o
 
 
 @pytest.mark.parametrize("text,problem", [
-    ("advisory: true\nlint: [advice\n", f"{CONFIG_PATH}:3: does not parse"),
+    ("advisory: true\nlint: [advice\n", f"{CONFIG_PATH}:2: does not parse"),
     ("- advisory\n", f"{CONFIG_PATH}: must be a mapping of settings"),
 ])
 def test_a_file_that_is_no_mapping_of_settings_leaves_every_setting_at_its_default(text, problem):
