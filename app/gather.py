@@ -240,7 +240,7 @@ class Gatherer:
         listed = [(c, "issue_comment", c.created_at) for c in issue_comments]
         listed += [(c, "review", c.submitted_at) for c in reviews]
         listed += [(c, "review_comment", c.created_at) for c in review_comments]
-        conversation = [(_comment(c, kind, at), c.node_id) for c, kind, at in listed]
+        conversation = [(as_comment(c, kind, at), c.node_id) for c, kind, at in listed]
         users = {node: c.body for c, node in conversation if not signoff.is_bot(c, self.bot_login)}
         changed, (policy_texts, master_base, master_head), (check_runs, workflow_runs), edits = await asyncio.gather(
             asyncio.gather(*(self._changed_file(f, base_tree, head_tree) for f in files)),
@@ -355,17 +355,13 @@ class Gatherer:
             if exc.status == 404:
                 return None
             raise
-        return WorkflowRun(
-            id=run.id, name=run.name or "", path=run.path, event=run.event, head_sha=run.head_sha,
-            status=str(run.status or ""), conclusion=run.conclusion, run_attempt=int(run.run_attempt or 1),
-            pull_requests=tuple(p.number for p in run.pull_requests or ()), url=run.html_url,
-        )
+        return as_workflow_run(run)
 
     async def _artifacts_of(self, run_id: int) -> tuple[Artifact, ...]:
         found = await self._once(("artifacts", run_id), lambda: pages(
             f"artifacts of run {run_id}", self.gh.rest.actions.async_list_workflow_run_artifacts,
             self.owner, self.name, run_id, key="artifacts"))
-        return tuple(Artifact(a.id, a.name, bool(a.expired), int(a.size_in_bytes or 0)) for a in found)
+        return tuple(as_artifact(a) for a in found)
 
     # --- second round: what the checks asked for ------------------------------
 
@@ -537,7 +533,20 @@ def _check_run(c, app_id: int | None) -> CheckRun:
     )
 
 
-def _comment(c, kind: str, created: datetime | None) -> Comment:
+def as_workflow_run(run) -> WorkflowRun:
+    """GitHub's workflow run record, without its artifacts."""
+    return WorkflowRun(
+        id=run.id, name=run.name or "", path=run.path, event=run.event, head_sha=run.head_sha,
+        status=str(run.status or ""), conclusion=run.conclusion, run_attempt=int(run.run_attempt or 1),
+        pull_requests=tuple(p.number for p in run.pull_requests or ()), url=run.html_url,
+    )
+
+
+def as_artifact(a) -> Artifact:
+    return Artifact(a.id, a.name, bool(a.expired), int(a.size_in_bytes or 0))
+
+
+def as_comment(c, kind: str, created: datetime | None) -> Comment:
     user = c.user
     login = user.login if user else "ghost"
     return Comment(

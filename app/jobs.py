@@ -44,9 +44,10 @@ from checks import lint, signoff, standing
 from checks.context import Context
 from checks.engine import evaluate
 from checks.policy import CONFIG_PATH, Policy
-from checks.snapshot import Snapshot
+from checks.snapshot import Comment, Snapshot
 
-from .gather import MAX_COMMITS, Gatherer
+from .files import decode_text
+from .gather import MAX_COMMITS, Gatherer, as_artifact, as_comment, as_workflow_run
 from .github import CallStats, GitHubError, as_github_error, call, http_timeout, installation_client, pages
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
@@ -56,7 +57,7 @@ from .store import Job, JobSpec, Store
 log = logging.getLogger("signoff_bot.jobs")
 
 ACK_TAG = "<!-- signoff-bot ack {comment_id} -->"
-WRITE = ("admin", "maintain", "write")
+_CREATED = {"issue_comment": "created_at", "review": "submitted_at", "review_comment": "created_at"}
 JOB_HEADER = "X-Signoff-Bot-Job"
 # "<job id>@<worker>" of the job a worker is running, sent with each of its GitHub calls so that
 # a proxy or the fake GitHub can tell which job made a call (the logs carry the same job id).
@@ -127,7 +128,8 @@ class JobRunner:
     # --- helpers ------------------------------------------------------------------
 
     async def _policy(self, gh: GitHub, repo: str, ref: str) -> Policy:
-        """The repository's policy overrides, read from its base branch."""
+        """The repository's policy, read from its base branch as a verification reads it (`decode_text`,
+        `Policy.from_yaml`): what it ignores is logged here and noted on the verdict."""
         owner, name = repo.split("/", 1)
         try:
             resp = await gh.rest.repos.async_get_content(owner, name, CONFIG_PATH, ref=ref)
@@ -137,11 +139,11 @@ class JobRunner:
             raise as_github_error(exc, CONFIG_PATH) from None
         except Exception as exc:  # noqa: BLE001
             raise as_github_error(exc, CONFIG_PATH) from None
-        data = resp.parsed_data
-        text = base64.b64decode(data.content).decode("utf-8", "replace") if getattr(data, "content", None) else ""
-        policy, error = Policy.from_yaml(text)
-        if error:
-            log.warning("ignoring repository policy", extra={"repo": repo, "error": error})
+        content = getattr(resp.parsed_data, "content", None)
+        text, _why = decode_text(base64.b64decode(content) if content else None)
+        policy, problems = Policy.from_yaml(text)
+        if problems:
+            log.warning("ignoring repository settings", extra={"repo": repo, "problems": list(problems)})
         return policy
 
     async def _pull(self, gh: GitHub, repo: str, pr: int):
@@ -162,24 +164,22 @@ class JobRunner:
         pull = await self._pull(gh, job.repo, job.pr)
         policy = await self._policy(gh, job.repo, pull.base.ref)
         comment = await self._read_comment(gh, job.repo, job.pr, kind, cid)
-        if comment is None:
-            return
-        body, user = comment.body or "", comment.user
-        if user is None or str(user.type) == "Bot" or user.login.lower() == self.settings.bot_login.lower():
+        if comment is None or signoff.is_bot(comment, self.settings.bot_login):
             return
         # An edit may also have made a sign-off no sign-off: re-verify a PR that had a verdict.
-        if signoff.opens_with(body, policy.signoff_phrase) or (
+        if signoff.is_signoff(comment, policy.signoff_phrase, self.settings.bot_login) or (
                 job.payload.get("action") == "edited"
                 and await asyncio.to_thread(self.store.last_verdict, job.repo, job.pr) is not None):
             await self._enqueue_verify(job, f"sign-off {kind} {cid}")
         if kind != "issue_comment":
             return
-        if command_rules.command_pattern(policy.reuse_command).search(body):
+        if command_rules.command_pattern(policy.reuse_command).search(comment.body):
             await self._reuse(job, gh, policy, pull, cid)
-        if command_rules.command_pattern(policy.recheck_command).search(body):
+        if command_rules.command_pattern(policy.recheck_command).search(comment.body):
             await self._recheck(job, gh, policy, comment)
 
-    async def _read_comment(self, gh: GitHub, repo: str, pr: int, kind: str, cid: int):
+    async def _read_comment(self, gh: GitHub, repo: str, pr: int, kind: str, cid: int) -> Comment | None:
+        """The comment as GitHub has it now, as the checks read one; None when it was deleted."""
         owner, name = repo.split("/", 1)
         rest = gh.rest
         try:
@@ -195,15 +195,18 @@ class JobRunner:
             raise as_github_error(exc, f"{kind} {cid}") from None
         except Exception as exc:  # noqa: BLE001
             raise as_github_error(exc, f"{kind} {cid}") from None
-        return resp.parsed_data
+        raw = resp.parsed_data
+        return as_comment(raw, kind, getattr(raw, _CREATED[kind], None))
 
-    async def _authorized(self, gh: GitHub, repo: str, comment, policy: Policy) -> tuple[bool, str]:
-        association = str(comment.author_association)
-        if association in policy.authorized_associations:
+    async def _authorized(self, gh: GitHub, repo: str, comment: Comment, policy: Policy) -> tuple[bool, str]:
+        """`commands.authorized`, asking GitHub for the author's permission only when the association
+        does not already authorize them; (authorized, who they are, for a refusal)."""
+        association, associations = comment.author_association, policy.authorized_associations
+        if command_rules.authorized(association, None, associations):
             return True, association
         owner, name = repo.split("/", 1)
         try:
-            resp = await gh.rest.repos.async_get_collaborator_permission_level(owner, name, comment.user.login)
+            resp = await gh.rest.repos.async_get_collaborator_permission_level(owner, name, comment.author)
             permission = str(resp.parsed_data.permission)
         except RequestFailed as exc:
             if exc.response.status_code != 404:
@@ -211,7 +214,7 @@ class JobRunner:
             permission = "none"
         except Exception as exc:  # noqa: BLE001
             raise as_github_error(exc, "collaborator permission") from None
-        return permission in WRITE, f"{association}, permission {permission}"
+        return command_rules.authorized(association, permission, associations), f"{association}, permission {permission}"
 
     async def _acknowledge(self, gh: GitHub, job: Job, cid: int, accepted: bool, text: str) -> None:
         """+1/-1 reaction and one reply, never repeated when a job is retried."""
@@ -232,18 +235,19 @@ class JobRunner:
             comment = await self._read_comment(gh, job.repo, job.pr, "issue_comment", cid)
             if comment is None:
                 return
-            matches = list(command_rules.command_pattern(policy.reuse_command).finditer(comment.body or ""))
+            matches = list(command_rules.command_pattern(policy.reuse_command).finditer(comment.body))
             if not matches:
                 return
             arg = matches[-1].group("arg")
             ok, who = await self._authorized(gh, job.repo, comment, policy)
             if not ok:
-                accepted, text = False, (f"`{policy.reuse_command}` refused: @{comment.user.login} is not authorized "
-                                         f"({who}); it needs OWNER, MEMBER or COLLABORATOR.")
+                accepted, text = False, (f"`{policy.reuse_command}` refused: @{comment.author} is not authorized "
+                                         f"({who}); it needs {', '.join(policy.authorized_associations)} "
+                                         "or write permission.")
             else:
                 accepted, text = await self._validate_run(gh, job, policy, pull, arg)
             again = await self._read_comment(gh, job.repo, job.pr, "issue_comment", cid)
-            if again is not None and (again.body or "") == (comment.body or ""):
+            if again is not None and again.body == comment.body:
                 await self._acknowledge(gh, job, cid, accepted, text)
                 if accepted:
                     await self._enqueue_verify(job, f"{policy.reuse_command} accepted")
@@ -251,6 +255,8 @@ class JobRunner:
         raise GitHubError("the reuse comment keeps changing; retrying later", 503)
 
     async def _validate_run(self, gh: GitHub, job: Job, policy: Policy, pull, arg: str) -> tuple[bool, str]:
+        """Whether the reuse path would take the command's run (`commands.run_problem`, the rule check 4
+        judges by, and `commands.artifact_problem`); (accepted, the reply)."""
         owner, name = job.repo.split("/", 1)
         rest = gh.rest
         commits = await pages("PR commits", rest.pulls.async_list_commits, owner, name, job.pr, limit=MAX_COMMITS)
@@ -259,57 +265,39 @@ class JobRunner:
             if not arg.isdigit():
                 return False, f"`{policy.reuse_command} {arg}` refused: `{arg}` is not a run id."
             try:
-                run = (await rest.actions.async_get_workflow_run(owner, name, int(arg))).parsed_data
+                run = as_workflow_run((await rest.actions.async_get_workflow_run(owner, name, int(arg))).parsed_data)
             except RequestFailed as exc:
                 if exc.response.status_code == 404:
                     return False, f"`{policy.reuse_command} {arg}` refused: no such workflow run."
                 raise as_github_error(exc, f"run {arg}") from None
-            problem = self._run_problem(run, policy, in_pr)
-            if problem:
-                return False, f"`{policy.reuse_command} {arg}` refused: run {arg} {problem}."
-            problem = await self._artifact_problem(gh, job.repo, run.id, policy)
+            problem = command_rules.run_problem(run, policy, in_pr) or await self._artifact_problem(gh, job.repo,
+                                                                                                   run.id, policy)
             if problem:
                 return False, f"`{policy.reuse_command} {arg}` refused: run {arg} {problem}."
             return True, f"`{policy.reuse_command}` accepted: run {run.id} ({run.head_sha[:8]}, {run.conclusion})."
-        runs = await pages("workflow runs", rest.actions.async_list_workflow_runs_for_repo, owner, name,
-                           key="workflow_runs", branch=pull.head.ref, event="pull_request", status="success")
-        for run in sorted(runs, key=lambda r: r.created_at, reverse=True):
-            if not self._run_problem(run, policy, in_pr) and not await self._artifact_problem(gh, job.repo, run.id, policy):
+        listed = await pages("workflow runs", rest.actions.async_list_workflow_runs_for_repo, owner, name,
+                             key="workflow_runs", branch=pull.head.ref, event="pull_request", status="success")
+        for run in map(as_workflow_run, sorted(listed, key=lambda r: r.created_at, reverse=True)):
+            if not command_rules.run_problem(run, policy, in_pr) and \
+                    not await self._artifact_problem(gh, job.repo, run.id, policy):
                 return True, f"`{policy.reuse_command}` accepted: the newest green sweep is run {run.id} ({run.head_sha[:8]})."
         return False, f"`{policy.reuse_command}` refused: no completed, successful sweep with eval artifacts on a commit of this PR."
-
-    @staticmethod
-    def _run_problem(run, policy: Policy, in_pr: set[str]) -> str | None:
-        if not (run.path or "").endswith(policy.sweep_workflow):
-            return f"is not the sweep workflow ({policy.sweep_workflow})"
-        if run.event != "pull_request":
-            return f"was triggered by {run.event}, not pull_request"
-        if str(run.status) != "completed":
-            return "has not completed"
-        if run.head_sha not in in_pr:
-            return f"ran on {run.head_sha[:8]}, which is not a commit of this PR"
-        return None
 
     async def _artifact_problem(self, gh: GitHub, repo: str, run_id: int, policy: Policy) -> str | None:
         owner, name = repo.split("/", 1)
         listed = await pages("artifacts", gh.rest.actions.async_list_workflow_run_artifacts, owner, name, run_id,
                              key="artifacts")
-        evals = [a for a in listed if a.name.startswith(policy.eval_artifact_prefixes)]
-        if not evals:
-            return "has no eval artifacts"
-        if all(a.expired for a in evals):
-            return "has only expired eval artifacts"
-        return None
+        return command_rules.artifact_problem(map(as_artifact, listed), policy)
 
     async def _recheck(self, job: Job, gh: GitHub, policy: Policy, comment) -> None:
         ok, who = await self._authorized(gh, job.repo, comment, policy)
         if ok:
-            await self._enqueue_verify(job, f"{policy.recheck_command} by {comment.user.login}")
+            await self._enqueue_verify(job, f"{policy.recheck_command} by {comment.author}")
             await call("reaction", gh.rest.reactions.async_create_for_issue_comment,
                              *job.repo.split("/", 1), comment.id, data={"content": "+1"})
             return
         await self._acknowledge(gh, job, comment.id, False,
-                                f"`{policy.recheck_command}` refused: @{comment.user.login} is not a maintainer ({who}).")
+                                f"`{policy.recheck_command}` refused: @{comment.author} is not a maintainer ({who}).")
 
     # --- verify ------------------------------------------------------------------------
 
@@ -321,30 +309,25 @@ class JobRunner:
         if snap.pr.state != "open" or snap.pr.draft:
             await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "SKIPPED")
             return
-        ctx = Context(snap)
-        sign, policy = ctx.signoff, ctx.policy
-        verdict = standing.applied(evaluate(snap), sign)
+        verdict = evaluate(snap)
         records = await self._records(gatherer, snap, job.payload.get("before"))
-        if verdict.signer is None:
+        if verdict.signoff is None:
             await publisher.check_run(snap.pr.head_sha, CHECK_NAME, None, "Awaiting a CODEOWNER sign-off",
-                                      f"No comment starting with \"{policy.signoff_phrase}\" yet.", status="queued",
-                                      record=await self._record(job, snap))
+                                      f"No comment starting with \"{verdict.policy.signoff_phrase}\" yet.",
+                                      status="queued", record=await self._record(job, snap))
             await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "NO_SIGNOFF")
             return
         content = standing.content(snap)
-        if standing.own_words(sign) is None:  # a sign-off: is it fresh? (one that is not counts for nothing)
-            fresh = await asyncio.to_thread(self._freshness, job, snap, sign, content, records)
-            if not fresh.fresh:
-                await publisher.check_run(snap.pr.head_sha, CHECK_NAME, "action_required", "A fresh sign-off is needed",
-                                          fresh.reason, details_url=snap.pr.url,
-                                          record=await self._record(job, snap))
-                await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "STALE")
-                return
+        fresh = await asyncio.to_thread(self._freshness, job, snap, verdict.signoff, content, records)
+        if fresh.needs_signoff:
+            await publisher.check_run(snap.pr.head_sha, CHECK_NAME, "action_required", "A fresh sign-off is needed",
+                                      fresh.reason, details_url=snap.pr.url, record=await self._record(job, snap))
+            await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "STALE")
+            return
         current = await self._pull(gh, job.repo, job.pr)
         # A push landed while verifying: the result belongs to the old head only; the sticky comment waits.
         sticky = current.head.sha == snap.pr.head_sha
-        published = await publisher.verdict(snap, verdict, policy, sticky=sticky,
-                                            record=await self._record(job, snap))
+        published = await publisher.verdict(snap, verdict, sticky=sticky, record=await self._record(job, snap))
         decided = await asyncio.to_thread(self.store.record_decision, job, snap.pr.head_sha, verdict.label, content, {
             "delivery": job.payload.get("delivery"), "repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
             "inputs_digest": inputs_digest(snap), "verdict": verdict.label,
@@ -372,17 +355,17 @@ class JobRunner:
 
     def _freshness(self, job: Job, snap: Snapshot, sign: signoff.SignOff, content: str,
                    records: list[standing.Record]) -> standing.Freshness:
-        """`standing.decide` on this database's pin and the App's records; a first verification is pinned
-        here (if another worker pinned it first, its pin decides)."""
-        key = signoff.version(sign.comment)
-        row = self.store.signoff_pin(job.repo, job.pr, key) or self.store.signoff_pin(
-            job.repo, job.pr, f"{sign.comment.kind}:{sign.comment.id}:{sign.comment.updated_at}")  # before v2
-        local = standing.Pin(key, row["fingerprint"], row["head_sha"]) if row else None
+        """`standing.decide` on this database's pin and the App's records, storing the pin it asks for
+        (if another worker pinned this sign-off first, its pin decides)."""
+        row = next(filter(None, (self.store.signoff_pin(job.repo, job.pr, key)
+                                 for key in standing.pin_keys(sign.comment))), None)
+        local = standing.Pin(row["signoff"], row["fingerprint"], row["head_sha"]) if row else None
         fresh = standing.decide(sign, content, snap.pr.head_sha, local, records)
-        if fresh.pin is not None and (fresh.first or row is not None and row["signoff"] != key):
-            pinned = self.store.pin_signoff(job.repo, job.pr, key, fresh.pin.content, fresh.pin.head_sha)
-            if pinned["fingerprint"] != fresh.pin.content:
-                local = standing.Pin(key, pinned["fingerprint"], pinned["head_sha"])
+        wanted = fresh.record
+        if wanted is not None:
+            pinned = self.store.pin_signoff(job.repo, job.pr, wanted.signoff, wanted.content, wanted.head_sha)
+            if pinned["fingerprint"] != wanted.content:
+                local = standing.Pin(wanted.signoff, pinned["fingerprint"], pinned["head_sha"])
                 fresh = standing.decide(sign, content, snap.pr.head_sha, local, records)
         return fresh
 
@@ -395,7 +378,7 @@ class JobRunner:
     async def _sweep(self, job: Job, gh: GitHub) -> None:
         pull = await self._pull(gh, job.repo, job.pr)
         policy = await self._policy(gh, job.repo, pull.base.ref)
-        if str(job.payload.get("workflow_path", "")).endswith(policy.sweep_workflow):
+        if policy.is_sweep_workflow(job.payload.get("workflow_path")):
             await self._enqueue_verify(job, f"sweep run {job.payload.get('run_id')} completed")
 
     async def _commit(self, job: Job, gh: GitHub) -> None:

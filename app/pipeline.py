@@ -6,8 +6,6 @@ from dataclasses import dataclass
 
 from githubkit import GitHub
 
-from checks import standing
-from checks.context import Context
 from checks.engine import evaluate
 from checks.result import Verdict
 from checks.snapshot import Snapshot
@@ -27,8 +25,8 @@ async def verify(gh: GitHub, repo: str, number: int, now: str, bot_login: str = 
                  publish: bool = True) -> Outcome:
     async with gh:  # one HTTP client, keep-alive connections, for the whole verification
         snap = await Gatherer(gh, repo, bot_login).snapshot(number, now)
-        verdict = standing.applied(evaluate(snap), Context(snap).signoff)
+        verdict = evaluate(snap)
         published = Published()
         if publish:
-            published = await Publisher(gh, repo, bot_login).verdict(snap, verdict, Context(snap).policy)
+            published = await Publisher(gh, repo, bot_login).verdict(snap, verdict)
     return Outcome(snap, verdict, published)

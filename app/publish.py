@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from githubkit import GitHub
 
 from checks import standing
-from checks.policy import Policy
 from checks.result import Finding, Severity, Verdict
 from checks.snapshot import Comment, Snapshot
 
@@ -79,21 +78,22 @@ class Publisher:
 
     # --- the verdict -------------------------------------------------------------
 
-    async def verdict(self, snap: Snapshot, verdict: Verdict, policy: Policy, sticky: bool = True,
+    async def verdict(self, snap: Snapshot, verdict: Verdict, sticky: bool = True,
                       record: standing.Record | None = None) -> Published:
         """Publish everything; `sticky=False` (the head moved meanwhile) leaves the PR's comment alone;
-        `record` goes into the check run's summary."""
+        `record` goes into the check run's summary. What is posted is the verdict's: its conclusion
+        (`Verdict.conclusion`, `Verdict.commit_state`) and its rendering."""
         out, review = Published(), Published()
-        conclusion = "success" if verdict.passed else ("neutral" if policy.advisory else "failure")
+        conclusion = verdict.conclusion
         title = f"Sign-off {verdict.label}" + (f" ({verdict.signer})" if verdict.signer else "")
 
         async def comment_then_status() -> str:
             if sticky:
-                await self._sticky_comment(snap, render.comment(verdict, policy), out)
-            return await self._status(snap.pr.head_sha, verdict, conclusion, out.comment_url)
+                await self._sticky_comment(snap, render.comment(verdict), out)
+            return await self._status(snap.pr.head_sha, verdict, out.comment_url)
 
         (out.check_run_id, written), out.status_state, _ = await asyncio.gather(
-            self._put_check_run(snap.pr.head_sha, CHECK_NAME, conclusion, title, render.summary(verdict, policy),
+            self._put_check_run(snap.pr.head_sha, CHECK_NAME, conclusion, title, render.summary(verdict),
                                 verdict.findings, summary_lists_findings=True, record=record),
             comment_then_status(),
             self.inline_findings(snap, verdict.findings, review),
@@ -135,9 +135,9 @@ class Publisher:
         """The bot's conversation comments on the PR, oldest first, as gathered."""
         return [c for c in snap.comments if c.kind == "issue_comment" and c.author.lower() == self.bot_login.lower()]
 
-    async def _status(self, sha: str, verdict: Verdict, conclusion: str, comment_url: str | None) -> str:
+    async def _status(self, sha: str, verdict: Verdict, comment_url: str | None) -> str:
         """Set the commit status, linking the verdict comment; returns its state."""
-        state = {"success": "success", "neutral": "success", "failure": "failure"}[conclusion]
+        state = verdict.commit_state
         failing = [r for r in verdict.rows if not r.passed]
         description = "Sign-off verified" if verdict.passed else (
             f"Sign-off rejected: {len(failing)} check(s) failed" if verdict.signer else "No CODEOWNER sign-off yet")

@@ -7,7 +7,6 @@ from pathlib import Path
 import jinja2
 
 import templates
-from checks.policy import Policy
 from checks.result import Status, Verdict
 
 MARKER_PREFIX = "<!-- codeowner-signoff-verify sha="
@@ -20,9 +19,9 @@ _ENV = jinja2.Environment(
 )
 
 
-def comment(verdict: Verdict, policy: Policy | None = None) -> str:
+def comment(verdict: Verdict) -> str:
     """The verdict comment, exactly in the format of the reference verifier."""
-    policy = policy or Policy()
+    policy = verdict.policy
     failing = [r for r in verdict.rows if r.status is Status.FAIL]
     blocking = [f"Check {r.number} ({r.name})" if r.number <= 12 else r.name for r in failing]
     return _ENV.get_template("verdict.md.j2").render(
@@ -31,9 +30,9 @@ def comment(verdict: Verdict, policy: Policy | None = None) -> str:
     )
 
 
-def summary(verdict: Verdict, policy: Policy | None = None) -> str:
+def summary(verdict: Verdict) -> str:
     """The check-run summary: the verdict comment plus a table of every finding."""
-    return _ENV.get_template("summary.md.j2").render(verdict=verdict, comment=comment(verdict, policy))
+    return _ENV.get_template("summary.md.j2").render(verdict=verdict, comment=comment(verdict))
 
 
 def marker_sha(body: str) -> str | None:

@@ -4,8 +4,9 @@ What it enforces: the sign-off's first item affirms the reviewer used the
 current `docs/PR_REVIEW_CHECKLIST.md`; this check verifies it. The template is
 the checklist under the "Template" heading of that file on the base branch tip
 (`Policy.checklist`): its fenced code block, or the section's text when it has
-none. It is parsed exactly as a sign-off is (`checks.signoff`), so template and
-sign-off items are read by one grammar. No checklist file on the base branch:
+none (`signoff.template`). It is parsed exactly as a sign-off is (one Markdown
+reader, `checks.markdown`), so template and sign-off items are read by one
+grammar. No checklist file on the base branch:
 there is no template to hold the sign-off to (N/A, says so). A file without a
 "Template" heading or without items under it fails closed ("cannot decide").
 
@@ -61,10 +62,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from . import signoff
+from . import markdown, signoff
 from .context import Context
 from .result import CheckResult, Status
-from .snapshot import Comment
 
 NUMBER = 5
 NAME = "latest checklist"
@@ -75,9 +75,6 @@ TYPO_CUTOFF = 0.8
 MAX_CANONICAL_WORDS = 2_000  # typo lookups per sign-off; beyond it words are compared as written
 _SHOWN = 3
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*)$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^()]*\)")  # no nesting: linear, even on "[[[[..." or "[a](" * n
 _URL = re.compile(r"https?://\S+")
 _NON_WORD = re.compile(r"[\W_]+")
 # Function words long enough to be stems but saying nothing about an item.
@@ -88,8 +85,7 @@ where which while would without within""".split())
 
 @dataclass(frozen=True)
 class _TemplateItem:
-    item: signoff.ChecklistItem
-    line: int  # line in the checklist file
+    item: signoff.ChecklistItem  # its line is a line of the checklist file
     group: int  # index of its top-level item
     words: tuple[str, ...]
 
@@ -103,13 +99,11 @@ def check(ctx: Context) -> CheckResult:
     if text is None:
         return CheckResult(NUMBER, NAME, Status.NA,
                            f"{path} is not on the base branch: there is no checklist template to hold the sign-off to")
-    found = _template(text)
-    if found is None:
+    template = signoff.template(text)
+    if template is None:
         return _fail(f"cannot decide: {path} has no \"Template\" heading, so the sign-off cannot be checked against "
                      f"the template")
-    block, first_line = found
-    template = signoff.parse(Comment(0, "template", "", "", block, ""))
-    items = _template_items(template.items, first_line)
+    items = _template_items(template.items)
     if not items:
         return _fail(f"cannot decide: {path} has no checklist items under its \"Template\" heading, so the sign-off "
                      f"cannot be checked")
@@ -138,58 +132,18 @@ def _fail(reason: str) -> CheckResult:
     return CheckResult(NUMBER, NAME, Status.FAIL, reason)
 
 
-def _template(text: str) -> tuple[str, int] | None:
-    """(checklist block, its first line in the file) under the first heading that names "Template"."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    fence = ""
-    start = level = None
-    end = len(lines)
-    for n, line in enumerate(lines):
-        f = _FENCE.match(line)
-        if f:
-            if not fence:
-                fence = f.group(1)
-            elif _closes(line, fence):
-                fence = ""
-            continue
-        h = None if fence else _HEADING.match(line)
-        if not h:
-            continue
-        if start is None:
-            if "template" in _normalize(h.group(2)).split():  # closing #s and spaces normalize away
-                start, level = n + 1, len(h.group(1))
-        elif len(h.group(1)) <= level:
-            end = n
-            break
-    if start is None:
-        return None
-    section = lines[start:end]
-    opening = next((i for i, line in enumerate(section) if _FENCE.match(line)), None)
-    if opening is None:
-        return "\n".join(section), start + 1
-    mark = _FENCE.match(section[opening]).group(1)
-    closing = next((i for i in range(opening + 1, len(section)) if _closes(section[i], mark)), len(section))
-    return "\n".join(section[opening + 1:closing]), start + opening + 2
-
-
-def _closes(line: str, fence: str) -> bool:
-    """Whether `line` closes a code block opened by `fence` (same character, at least as long, no info)."""
-    stripped = line.strip()
-    return stripped.startswith(fence) and not stripped.lstrip(fence[0])
-
-
-def _template_items(items: tuple[signoff.ChecklistItem, ...], first_line: int) -> list[_TemplateItem]:
+def _template_items(items: tuple[signoff.ChecklistItem, ...]) -> list[_TemplateItem]:
     out: list[_TemplateItem] = []
     group = -1
     for item in items:
         if item.depth == 0 or group < 0:
             group += 1
-        out.append(_TemplateItem(item, first_line + item.line - 1, group, tuple(_normalize(item.text).split())))
+        out.append(_TemplateItem(item, group, tuple(_normalize(item.text).split())))
     return out
 
 
 def _normalize(text: str) -> str:
-    text = _URL.sub(" ", _LINK.sub(r"\1", text))
+    text = _URL.sub(" ", markdown.unlink(text))
     return " ".join(_NON_WORD.sub(" ", text.lower()).split())
 
 
@@ -280,14 +234,14 @@ def _best_described(by_group: dict[int, set[str]], weight: dict[str, float], ste
 
 
 def _short(item: _TemplateItem, limit: int = 60) -> str:
-    text = " ".join(_URL.sub(" ", _LINK.sub(r"\1", item.item.text)).replace("*", "").replace("`", "").split())
+    text = " ".join(_URL.sub(" ", markdown.unlink(item.item.text)).replace("*", "").replace("`", "").split())
     if len(text) <= limit:
         return text
     return text[:limit].rsplit(" ", 1)[0].rstrip(",.;:") + "…"
 
 
 def _list(items: list[_TemplateItem], path: str, lines: bool = True) -> str:
-    shown = ", ".join(f"“{_short(t)}”" + (f" ({path}:{t.line})" if lines else "") for t in items[:_SHOWN])
+    shown = ", ".join(f"“{_short(t)}”" + (f" ({path}:{t.item.line})" if lines else "") for t in items[:_SHOWN])
     return shown + (f" (+{len(items) - _SHOWN} more)" if len(items) > _SHOWN else "")
 
 

@@ -57,7 +57,7 @@ class Context:
         return self._scripts[text]
 
     @cached_property
-    def _policy(self) -> tuple[Policy, str | None]:
+    def _policy(self) -> tuple[Policy, tuple[str, ...]]:
         return Policy.from_yaml(self.snap.policy.get(CONFIG_PATH))
 
     @property
@@ -65,8 +65,8 @@ class Context:
         return self._policy[0]
 
     @property
-    def policy_error(self) -> str | None:
-        """Why `.github/signoff-bot.yml` was ignored, if it was."""
+    def policy_problems(self) -> tuple[str, ...]:
+        """What in `.github/signoff-bot.yml` was ignored and why (the verdict notes it)."""
         return self._policy[1]
 
     @cached_property

@@ -12,6 +12,13 @@ them. Its findings are posted as inline review comments and summed up on the
 verdict's "Recipe lint" row, which FAILs on an error on a changed file but
 blocks PASS only where `.github/signoff-bot.yml` sets `lint: blocking`.
 
+A "Signer's own words" row fails when the sign-off was last edited by someone
+other than its author (`checks.standing`): every path that evaluates (the
+App, replay, backtest) applies it, because it is part of the verdict.
+
+Settings of `.github/signoff-bot.yml` that are unknown or have a bad value are
+ignored one by one, and the verdict's `notes` say which (the others apply).
+
 A "Complete evidence" row fails when the checks could not see what they
 judge: GitHub truncated the PR's file or commit list, or a changed file whose
 content the checks read (a benchmark script, recipe, launcher, workflow,
@@ -36,6 +43,7 @@ from . import (
     lint,
     recipe_link,
     reuse_command,
+    standing,
     sweep,
 )
 from .context import Context
@@ -80,11 +88,10 @@ def evaluate(snap: Snapshot) -> Verdict:
     results = [run_check(m, ctx) for m in CHECKS]
     lint_findings = lint.run(ctx)
     lint_row = _lint_row(ctx, lint_findings)
-    complete = _completeness(ctx)
-    extra = (complete,) if complete is not None else ()
+    sign = ctx.signoff
+    extra = tuple(r for r in (standing.own_words(sign), _completeness(ctx)) if r is not None)
     findings = sorted({f for r in (*results, *extra) for f in r.findings} | set(lint_findings),
                       key=lambda f: (f.path, f.line, f.rule, f.message))
-    sign = ctx.signoff
     return Verdict(
         head_sha=snap.pr.head_sha,
         signer=sign.author if sign else None,
@@ -94,6 +101,9 @@ def evaluate(snap: Snapshot) -> Verdict:
         lint=lint_row,
         lint_blocking=ctx.policy.lint == "blocking",
         findings=tuple(findings),
+        policy=ctx.policy,
+        signoff=sign,
+        notes=ctx.policy_problems,
     )
 
 

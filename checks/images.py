@@ -34,8 +34,8 @@ The deterministic rules chosen where the spec asks for judgement:
   vLLM/SGLang family with the same `model-prefix` and SKU family
   (`b200` and `b200-multinode` are one SKU): the reading under which the
   LLM verifier passed InferenceX's GB300 submissions.
-- Documented exception: the sign-off's additional detail section has an
-  item (a bullet, or a paragraph) that names the entry's config key or image
+- Documented exception: the sign-off's additional detail section has a
+  paragraph (a bullet is its paragraph; code does not count) that names the entry's config key or image
   and says `exception`, `exempt`, `new hardware` or `new model architecture`
   (not negated as "no exception" / "not an exception"). That item waives (a)
   and (b) for that entry.
@@ -76,7 +76,6 @@ _UPSTREAM_WORDS = ("vllm", "sglang")
 _DOCKER_HUB = ("docker.io", "index.docker.io", "registry-1.docker.io")
 _EXCEPTION = re.compile(r"\b(?:exception|exempt(?:ion|ed)?|new hardware|new model architecture)\b", re.IGNORECASE)
 _NEGATED = re.compile(r"\bno (?:exception|exemption)\b|\bnot (?:an? )?(?:exception|exempt)", re.IGNORECASE)
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
 def is_upstream_framework(framework: str) -> bool:
@@ -120,7 +119,7 @@ def check(ctx: Context) -> CheckResult:
                      [Finding(c.path, c.error.line, RULE_IMAGE, Severity.ERROR, f"malformed entry: {c.error.message}")])
 
     entries = [_entry(c) for c in changes]
-    units = _detail_units(ctx.signoff.detail if ctx.signoff else "")
+    units = ctx.signoff.detail_paragraphs if ctx.signoff else ()
     policy = ctx.policy
     established = {s.lower() for s in policy.established_skus}
     orgs = {o.lower() for o in policy.upstream_image_orgs}
@@ -206,22 +205,7 @@ def _upstream_index(ctx: Context) -> dict[tuple[str, str], list[str]]:
     return {slot: sorted(keys) for slot, keys in index.items()}
 
 
-def _detail_units(detail: str) -> list[str]:
-    """The detail section as items: each bullet, or each paragraph outside bullets, with its continuation lines."""
-    units: list[list[str]] = []
-    current: list[str] | None = None
-    for line in detail.splitlines():
-        if not line.strip():
-            current = None
-        elif _BULLET.match(line) or current is None:
-            current = [line]
-            units.append(current)
-        else:
-            current.append(line)
-    return [" ".join(u) for u in units]
-
-
-def _exception(e: _Entry, units: list[str]) -> bool:
+def _exception(e: _Entry, units: tuple[str, ...]) -> bool:
     names = [e.key.lower()]
     if e.image:
         names += [e.image.lower(), e.image.lower().replace("#", "/")]

@@ -1,7 +1,9 @@
 """MODELS.md: which models, scenarios and recipe variants are deprecated, and from which day.
 
 MODELS.md is prose for people; this parser reads the parts that state
-deprecations, each as a `Deprecation` with the line that states it:
+deprecations, each as a `Deprecation` with the line that states it. It reads
+the Markdown as the one reader does (`checks.markdown`): headings, tables and
+the lines of text; what is in a code block is not stated.
 
 - The Scenarios table (`| Scenario | ISL/OSL | Status |`): a status that
   says "Deprecated" deprecates the scenario for every model (or for the
@@ -36,6 +38,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
+from itertools import islice
+
+from . import markdown
 
 AGENTIC = "Agentic coding"
 
@@ -49,8 +54,6 @@ _PRECISION = re.compile(r"\ball\s+([a-z0-9]+)\s+recipes\b", re.IGNORECASE)
 _ARM = re.compile(r"\bnon-[a-z0-9][\w.-]*", re.IGNORECASE)
 _PAREN_PREFIX = re.compile(r"\(`([^`]+)`\)")
 _TICKED = re.compile(r"`([^`]+)`")
-_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^()]*\)")  # no nesting: linear, even on "[[[[..." or "[a](" * n
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*`(])")
 _NOT_ENACTED = re.compile(r"^status:\s*not yet enacted", re.IGNORECASE)
 _ISL_OSL = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -118,7 +121,7 @@ def parse(text: str) -> ModelsMd:
 
 class _Parser:
     def __init__(self, text: str):
-        self.lines = text.splitlines()
+        self.doc = markdown.read(text)
         self.out: list[Deprecation] = []
         self.unreadable: list[Unreadable] = []
         self.prefixes: set[str] = set()
@@ -129,26 +132,23 @@ class _Parser:
         self.last_table: list[int] = []  # indices into self.out of the last notice table's rows
 
     def run(self) -> ModelsMd:
-        i = 0
-        while i < len(self.lines):
-            line = self.lines[i]
-            heading = _HEADING.match(line)
-            if heading:
+        blocks = self.doc.blocks
+        for n, block in enumerate(blocks):
+            if block.kind == "heading":
                 self._close_section()
-                self._open_section(len(heading.group(1)), heading.group(2), i)
-                i += 1
-            elif line.lstrip().startswith("|"):
-                i = self._table(i)
-            else:
-                self._prose(i, line)
-                i += 1
+                self._open_section(block.level, block.text, n + 1)
+            elif block.kind == "table":
+                self._table(block.rows)
+            elif block.kind in ("paragraph", "html"):
+                for line, text in enumerate(self.doc.source(block), block.line):
+                    self._prose(line - 1, text)
         self._close_section()
         named = self.prefixes.union(*(d.prefixes for d in self.out), *(u.prefixes for u in self.unreadable))
         return ModelsMd(tuple(self.out), tuple(self.unreadable), frozenset(named), dict(self.seq))
 
     # --- sections -----------------------------------------------------------
 
-    def _open_section(self, level: int, title: str, i: int) -> None:
+    def _open_section(self, level: int, title: str, after: int) -> None:
         self.last_day = None
         self.section_prefixes = []
         self.retire_after = []
@@ -158,13 +158,19 @@ class _Parser:
             if day is not None and _LONG.search(title):
                 self.last_day = day
                 # The "is the last day" sentence, if any, refines it.
-                for line in self.lines[i + 1:]:
-                    if _HEADING.match(line):
-                        break
+                for line in self._section_lines(after):
                     clean = _clean(line)
                     if "last day" in clean.lower() and _date_in(clean):
                         self.last_day = _date_in(clean)
                         break
+
+    def _section_lines(self, after: int):
+        """The lines of text (tables too) of the blocks from `after` up to the next heading."""
+        for block in islice(self.doc.blocks, after, None):
+            if block.kind == "heading":
+                return
+            if block.kind not in ("fence", "code"):
+                yield from self.doc.source(block)
 
     def _close_section(self) -> None:
         prefixes = tuple(dict.fromkeys(self.section_prefixes))
@@ -202,15 +208,9 @@ class _Parser:
 
     # --- tables -------------------------------------------------------------
 
-    def _table(self, i: int) -> int:
-        rows: list[tuple[int, list[str]]] = []
-        while i < len(self.lines) and self.lines[i].lstrip().startswith("|"):
-            rows.append((i + 1, _cells(self.lines[i])))
-            i += 1
-        if len(rows) < 2:
-            return i
+    def _table(self, rows: tuple[tuple[int, tuple[str, ...]], ...]) -> None:
         header = [c.lower() for c in rows[0][1]]
-        body = [(n, cells) for n, cells in rows[1:] if not all(set(c) <= set("-: ") for c in cells)]
+        body = rows[1:]
         col = {name: k for k, name in enumerate(header)}
         if "scenario" in col and "status" in col:
             self._scenarios_table(body, col)
@@ -218,7 +218,6 @@ class _Parser:
             self._matrix(body, col)
         elif "model" in col and any(h.startswith("deprecated") for h in header):
             self._notice_table(body, col["model"], next(k for k, h in enumerate(header) if h.startswith("deprecated")))
-        return i
 
     def _scenarios_table(self, body, col) -> None:
         for line, cells in body:
@@ -317,22 +316,13 @@ def _items(cell: str) -> list[str]:
     return [i for i in items if i]
 
 
-def _cells(line: str) -> list[str]:
-    row = line.strip()
-    if row.startswith("|"):
-        row = row[1:]
-    if row.endswith("|") and not row.endswith("\\|"):
-        row = row[:-1]
-    return [c.strip() for c in re.split(r"(?<!\\)\|", row)]
-
-
 def _at(cells: list[str], k: int) -> str:
     return cells[k] if k < len(cells) else ""
 
 
 def _ticks(text: str) -> str:
     """`text` with links and emphasis removed but backticks kept (they mark prefixes)."""
-    return _LINK.sub(r"\1", text).replace("**", "").replace("__", "")
+    return markdown.unlink(text).replace("**", "").replace("__", "")
 
 
 def _clean(text: str) -> str:

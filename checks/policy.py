@@ -15,10 +15,12 @@ overrides any of them in `.github/signoff-bot.yml` on its base branch, e.g.:
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
-import yaml
+from .yamlload import YamlProblem, load
 
 CONFIG_PATH = ".github/signoff-bot.yml"
 _CHOICES = {"lint": ("advice", "blocking"), "workflow_changes": ("note", "blocking")}
@@ -61,38 +63,55 @@ class Policy:
     workflow_changes: str = "note"
 
     @classmethod
-    def from_yaml(cls, text: str | None) -> tuple["Policy", str | None]:
-        """The defaults overridden by `.github/signoff-bot.yml`; (policy, error) — never raises."""
+    def from_yaml(cls, text: str | None) -> tuple["Policy", tuple[str, ...]]:
+        """The defaults overridden by each valid setting of `.github/signoff-bot.yml`, and what is wrong with
+        the rest (`problems`, in file order, each naming its line); never raises.
+
+        A mistyped key or a bad value costs only that setting, never the file's other settings: a
+        repository that sets `advisory: true` beside a typo stays advisory, and the verdict says what was
+        ignored. Only a file that is not YAML, or not a mapping, leaves every setting at its default.
+        """
         policy = cls()
         if not text:
-            return policy, None
+            return policy, ()
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            return policy, f"{CONFIG_PATH} does not parse: {exc}"
+            data = load(text)
+        except YamlProblem as problem:
+            return policy, (f"{CONFIG_PATH}:{problem.line}: does not parse ({problem.message}); "
+                            "every setting is the default",)
         if data is None:
-            return policy, None
+            return policy, ()
         if not isinstance(data, dict):
-            return policy, f"{CONFIG_PATH} must be a mapping"
-        known = {f.name: f for f in fields(cls)}
+            return policy, (f"{CONFIG_PATH}: must be a mapping of settings; every setting is the default",)
+        known = {f.name for f in fields(cls)}
         changes: dict = {}
+        problems: list[str] = []
         for key, value in data.items():
             name = str(key).replace("-", "_")
+            where = f"{CONFIG_PATH}:{data.line_of(key)}"
             if name not in known:
-                return policy, f"{CONFIG_PATH}: unknown setting {key!r}"
-            default = getattr(policy, name)
-            if isinstance(default, tuple):
-                if isinstance(value, str):
-                    value = [value]
-                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                    return policy, f"{CONFIG_PATH}: {key} must be a list of strings"
-                value = tuple(value)
-            elif not isinstance(value, type(default)):
-                return policy, f"{CONFIG_PATH}: {key} must be a {type(default).__name__}"
-            elif name in _CHOICES and value not in _CHOICES[name]:
-                return policy, f"{CONFIG_PATH}: {key} must be one of {', '.join(_CHOICES[name])}"
-            changes[name] = value
-        return replace(policy, **changes), None
+                close = difflib.get_close_matches(name, sorted(known), 1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                problems.append(f"{where}: unknown setting {key!r}{hint}; ignored")
+                continue
+            setting, problem = _setting(name, getattr(policy, name), value)
+            if problem:
+                problems.append(f"{where}: {key} {problem}; ignored, the default applies")
+            else:
+                changes[name] = setting
+        return replace(policy, **changes), tuple(problems)
+
+    @property
+    def sweep_workflow_path(self) -> str:
+        """The sweep workflow's path in the repository (`Policy.sweep_workflow` names a file under
+        .github/workflows/ unless it is a path of its own)."""
+        workflow = self.sweep_workflow
+        return workflow if workflow.startswith(".github/") else f".github/workflows/{workflow}"
+
+    def is_sweep_workflow(self, path: str | None) -> bool:
+        """Whether a workflow run of `path` is a run of the sweep workflow: that exact file, not one whose
+        name merely ends the same (`dry-run-sweep.yml`)."""
+        return path == self.sweep_workflow_path
 
     def is_master_config(self, path: str) -> bool:
         directory, _, name = path.rpartition("/")
@@ -127,3 +146,18 @@ class Policy:
         directory, _, name = path.rpartition("/")
         return directory == self.golden_al_dir and name.endswith(".yaml") and (
             name == f"{stem}.yaml" or name.startswith(f"{stem}_"))
+
+
+def _setting(name: str, default: Any, value: Any) -> tuple[Any, str]:
+    """(the value of setting `name`, "") or (None, what is wrong with `value`)."""
+    if isinstance(default, tuple):
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return None, "must be a list of strings"
+        return tuple(value), ""
+    if not isinstance(value, type(default)):
+        return None, f"must be a {type(default).__name__}"
+    if name in _CHOICES and value not in _CHOICES[name]:
+        return None, f"must be one of {', '.join(_CHOICES[name])}"
+    return value, ""

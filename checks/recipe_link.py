@@ -101,12 +101,12 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from . import hardware, masterconfig, serverargs, signoff
+from . import hardware, markdown, masterconfig, serverargs, signoff
 from .context import Context
 from .evidence import UpstreamTarget, Wanted
 from .masterconfig import EntryChange
 from .result import CheckResult, Status
-from .snapshot import ChangedFile, Comment, UpstreamDoc
+from .snapshot import ChangedFile, UpstreamDoc
 
 NUMBER = 3
 NAME = "recipe link"
@@ -198,8 +198,9 @@ def _recipe_item(ctx: Context) -> _RecipeItem | None:
     if found is None:
         return None
     path, text = found
-    for item in signoff.parse(Comment(0, "checklist", "", "", text, "")).items:
-        m = _SINGLE_NODE_RECIPE.search(re.sub(r"!?\[([^\[\]]*)\]\([^()]*\)", r"\1", item.text))
+    template = signoff.template(text)
+    for item in template.items if template is not None else ():
+        m = _SINGLE_NODE_RECIPE.search(markdown.unlink(item.text))
         if m is None:
             continue
         qualifier = m.group(1).replace("*", "").replace("`", "").strip()
@@ -571,14 +572,14 @@ def _judge(subject: _Subject, linked: list[_Linked], labels: str) -> _Verdict:
 def _placeholder(ctx: Context, detail: str) -> bool:
     """Whether the detail section is still the checklist template's placeholder text."""
     found = ctx.policy_file(ctx.policy.checklist)
-    if found is None or not detail:
+    template = signoff.template(found[1]) if found is not None and detail else None
+    if template is None or not template.detail:
         return False
-    template = signoff.parse(Comment(0, "issue_comment", "", "", found[1], "")).detail
 
     def norm(text: str) -> str:
         return re.sub(r"\W+", " ", text).strip().lower()
 
-    return bool(template) and norm(template) == norm(detail)
+    return norm(template.detail) == norm(detail)
 
 
 def wants(ctx: Context) -> Wanted:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from .policy import Policy
+from .signoff import SignOff
+
 
 class Status(str, Enum):
     PASS = "PASS"
@@ -77,6 +80,9 @@ class Verdict:
     lint: CheckResult | None = None  # the "Recipe lint" row: advice, unless `lint_blocking`
     lint_blocking: bool = False
     findings: tuple[Finding, ...] = field(default=())  # every finding, checks' and lint's, sorted
+    policy: Policy = field(default_factory=Policy)  # the repository's policy the checks applied
+    signoff: SignOff | None = None  # the sign-off judged
+    notes: tuple[str, ...] = ()  # what the verdict must say beyond its rows (ignored repository settings)
 
     @property
     def rows(self) -> tuple[CheckResult, ...]:
@@ -98,6 +104,19 @@ class Verdict:
     @property
     def label(self) -> str:
         return "PASS" if self.passed else "REJECTED"
+
+    @property
+    def conclusion(self) -> str:
+        """The sign-off check run's conclusion: success on PASS; on REJECTED failure, or neutral where the
+        repository makes the gate advisory (`advisory: true`)."""
+        if self.passed:
+            return "success"
+        return "neutral" if self.policy.advisory else "failure"
+
+    @property
+    def commit_state(self) -> str:
+        """The commit status beside the check run: an advisory REJECTED does not block either."""
+        return "failure" if self.conclusion == "failure" else "success"
 
     def result(self, number: int) -> CheckResult:
         return next(r for r in self.results if r.number == number)

@@ -16,10 +16,11 @@ Deterministic rule (mirroring InferenceX's `find_reusable_sweep_run.py`):
   app confirmed. The LAST authorized command is the one in force.
 - Bare command: PASS (the reuse path picks the newest green sweep of an
   in-PR commit; checks 1-2 judge that sweep).
-- Pinned run: must be known to the snapshot (else FAIL closed), be a
-  completed `pull_request` run of `Policy.sweep_workflow` concluding
-  success, failure or cancelled, and have its head commit among the PR's
-  current commits — the checks the reuse path makes before consuming it.
+- Pinned run: must be known to the snapshot (else FAIL closed), and be one
+  the reuse path would consume (`commands.run_problem`): a completed
+  `pull_request` run of exactly `Policy.sweep_workflow_path` concluding
+  success, failure or cancelled, its head commit among the PR's current
+  commits. The App holds a command to the same rule when it acknowledges it.
 - Only unauthorized commands, or none: FAIL with the spec's root issue.
 
 Passing:  "/reuse-sweep-run 31451666262" by Ankur-singh (COLLABORATOR), run
@@ -29,7 +30,7 @@ Failing:  "/reuse-sweep-run" by a CONTRIBUTOR without write permission.
 
 from __future__ import annotations
 
-from .commands import Command, commands, effective
+from .commands import Command, commands, effective, run_problem
 from .context import Context
 from .evidence import Wanted
 from .result import CheckResult, Status
@@ -37,8 +38,6 @@ from .snapshot import WorkflowRun
 
 NUMBER = 4
 NAME = "reuse command"
-
-_PINNED_CONCLUSIONS = ("success", "failure", "cancelled")
 
 
 def check(ctx: Context) -> CheckResult:
@@ -108,16 +107,5 @@ def _run_problem(ctx: Context, run_id: int, run: WorkflowRun | None) -> str:
     fix = "pin a completed sweep run of a commit currently in this PR"
     if run is None:
         return f"pins run {run_id}, which could not be found in {ctx.snap.repo}; {fix}"
-    workflow = ctx.policy.sweep_workflow
-    expected = workflow if workflow.startswith(".github/") else f".github/workflows/{workflow}"
-    if run.path and run.path != expected:
-        return f"pins run {run_id} of {run.path}, not of {expected}; {fix}"
-    if run.event and run.event != "pull_request":
-        return f"pins run {run_id}, a {run.event} run, not a pull_request run; {fix}"
-    if run.status != "completed":
-        return f"pins run {run_id}, which is {run.status or 'not completed'}; {fix}"
-    if run.conclusion not in _PINNED_CONCLUSIONS:
-        return f"pins run {run_id}, which concluded {run.conclusion or 'without a conclusion'}; {fix}"
-    if run.head_sha not in ctx.snap.commits:
-        return f"pins run {run_id} on commit {run.head_sha[:8]}, which is not in this PR any more; {fix}"
-    return ""
+    problem = run_problem(run, ctx.policy, ctx.snap.commits)
+    return f"pins run {run_id}, which {problem}; {fix}" if problem else ""

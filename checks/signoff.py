@@ -22,22 +22,26 @@ whose last editor GitHub would not tell (`Comment.last_editor` None) is no
 one's. `not_own_words` says why; `checks.standing` turns that into a FAIL.
 An edit by the author is a fresh sign-off (`version`).
 
-The parsed sign-off keeps its checklist items (checked or not, with nesting)
-and its "Additional detail section", where reviewers justify exceptions and
-link recipes and waivers.
+The parsed sign-off keeps its checklist items (task items, checked or not,
+with nesting) and its "Additional detail section", where reviewers justify
+exceptions and link recipes and waivers: the lines after its heading, up to a
+"Signed:" line. Both are read by the one Markdown reader (`checks.markdown`)
+as GitHub shows them: an item in a code block or a quote is not an item. A
+sign-off is read as far as its first SIGNOFF_CHARS characters.
+
+The checklist template is read by the same grammar (`template`): the
+checklist under the first heading of the checklist file that names
+"Template", in its fenced code block, or the section's text when it has none.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, replace
 
-from markdown_it import MarkdownIt
-
+from . import markdown
 from .snapshot import Comment
 
-_ITEM = re.compile(r"^(?P<indent>[ \t]*)[-*+]\s+\[(?P<mark>[ xX])\]\s*(?P<text>.*)$")
 _DETAIL = "additional detail section"
 _SIGNED = re.compile(r"^\s*\**signed\**\s*:", re.IGNORECASE)
 _URL = re.compile(r"https?://[^\s<>()\[\]`\"']+")
@@ -45,14 +49,13 @@ _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # Only the comment's first block decides whether the phrase is paragraph text; Markdown parses a
 # megabyte in seconds, so only its first lines are parsed (enough to see code, quote, heading or table).
 OPENING_CHARS = 4096
+# GitHub refuses a comment body longer than this: what lies past it cannot be a sign-off's (a body that
+# long can only come from elsewhere, and is read as far as this).
+SIGNOFF_CHARS = 65_536
+_WORD_BREAK = re.compile(r"[\W_]+")
 
 
-@dataclass(frozen=True)
-class ChecklistItem:
-    checked: bool
-    text: str
-    depth: int  # 0 for top-level items, 1 for sub-items, ...
-    line: int  # 1-based line within the sign-off body
+ChecklistItem = markdown.TaskItem  # checked, text, depth (0: top level), line (1-based, in the body)
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,8 @@ class SignOff:
     items: tuple[ChecklistItem, ...]
     detail: str  # the "Additional detail section" text ("" when absent)
     has_detail_section: bool
+    # The detail section's paragraphs (a bullet is its paragraph), each on one line; code is not among them.
+    detail_paragraphs: tuple[str, ...] = ()
 
     @property
     def author(self) -> str:
@@ -85,10 +90,9 @@ def opens_with(body: str, phrase: str) -> bool:
     if not phrase or not body.lstrip().startswith(phrase):
         return False
     start = body.rfind("\n", 0, len(body) - len(body.lstrip())) + 1  # the first line that is not blank
-    first = _opening(body[start:start + OPENING_CHARS + 1].replace("\r\n", "\n"))
-    tokens = _markdown().parse(first)
-    return bool(tokens) and tokens[0].type == "paragraph_open" and tokens[0].level == 0 \
-        and tokens[1].content.startswith(phrase)
+    blocks = markdown.read(_opening(body[start:start + OPENING_CHARS + 1].replace("\r\n", "\n"))).blocks
+    return bool(blocks) and blocks[0].kind == "paragraph" and blocks[0].depth == 0 and not blocks[0].quoted \
+        and blocks[0].text.startswith(phrase)
 
 
 def _opening(body: str) -> str:
@@ -100,12 +104,6 @@ def _opening(body: str) -> str:
         return body
     cut = body.rfind("\n", 0, OPENING_CHARS)
     return body[:cut] if cut > 0 else body[:OPENING_CHARS]
-
-
-@cache
-def _markdown() -> MarkdownIt:
-    """GitHub's flavour as far as the first block goes: CommonMark and tables."""
-    return MarkdownIt("commonmark").enable("table")
 
 
 def not_own_words(comment: Comment) -> str | None:
@@ -136,24 +134,54 @@ def find(comments: tuple[Comment, ...], phrase: str, bot_login: str = "") -> Sig
 
 
 def parse(comment: Comment) -> SignOff:
-    lines = comment.body.replace("\r\n", "\n").split("\n")
-    items: list[ChecklistItem] = []
-    detail_start = None
-    detail_end = len(lines)
-    for n, line in enumerate(lines):
-        if detail_start is None:
-            if is_detail_heading(line):
-                detail_start = n + 1
-                continue
-            m = _ITEM.match(line)
-            if m:
-                indent = m.group("indent").replace("\t", "    ")
-                items.append(ChecklistItem(m.group("mark") in "xX", m.group("text").strip(), len(indent) // 2, n + 1))
-        elif _SIGNED.match(line):
-            detail_end = n
-            break
-    detail = "\n".join(lines[detail_start:detail_end]).strip() if detail_start is not None else ""
-    return SignOff(comment, tuple(items), detail, detail_start is not None)
+    """The sign-off's items above its detail section, and that section (see the module docstring)."""
+    items, detail, found, paragraphs = _checklist(markdown.read(comment.body, SIGNOFF_CHARS))
+    return SignOff(comment, items, detail, found, paragraphs)
+
+
+@dataclass(frozen=True)
+class Template:
+    """The checklist template of the checklist file."""
+
+    items: tuple[ChecklistItem, ...]  # their lines are lines of the checklist file
+    detail: str  # the template's detail section: its placeholder text
+    line: int  # the template's first line in the file
+
+
+def template(text: str) -> Template | None:
+    """The checklist under the first heading naming "Template" (up to the next heading of its level or
+    above): its first fenced code block, else the section's text; None without such a heading."""
+    doc = markdown.read(text)
+    headings = [b for b in doc.blocks if b.kind == "heading" and not b.quoted]
+    start = next((h for h in headings if "template" in _WORD_BREAK.split(markdown.unlink(h.text).lower())), None)
+    if start is None:
+        return None
+    end = next((h.line for h in headings if h.line > start.line and h.level <= start.level), len(doc.lines) + 1)
+    fence = next((b for b in doc.blocks if b.kind == "fence" and start.end <= b.line < end), None)
+    if fence is not None:
+        block, first = fence.text.removesuffix("\n"), fence.line + 1
+    else:
+        block, first = "\n".join(doc.lines[start.end - 1:end - 1]), start.end
+    items, detail, _found, _paragraphs = _checklist(markdown.read(block))
+    return Template(tuple(replace(i, line=i.line + first - 1) for i in items), detail, first)
+
+
+def _checklist(doc: markdown.Document) -> tuple[tuple[ChecklistItem, ...], str, bool, tuple[str, ...]]:
+    """(task items above the detail heading, the detail text, whether there is a detail heading, its
+    paragraphs). The heading is the first line of text that is one (`is_detail_heading`); the section
+    runs to the first "Signed:" line of text after it."""
+    text = doc.text_lines()
+    heading = next((n for n in text if is_detail_heading(doc.lines[n - 1])), None)
+    if heading is None:
+        return markdown.task_items(doc), "", False, ()
+    end = next((n for n in text if n > heading and _SIGNED.match(doc.lines[n - 1])), len(doc.lines) + 1)
+    detail = "\n".join(doc.lines[heading:end - 1]).strip()
+    paragraphs = []
+    for b in doc.blocks:
+        if b.kind in markdown.TEXT and not b.quoted and b.end > heading + 1 and b.line < end:
+            lines = doc.source(b, end)[max(0, heading + 1 - b.line):]  # a paragraph may run on from the heading
+            paragraphs.append(" ".join(line.strip() for line in lines))
+    return markdown.task_items(doc, before=heading), detail, True, tuple(p for p in paragraphs if p)
 
 
 def is_detail_heading(line: str) -> bool:

@@ -1,13 +1,14 @@
 """Whether the sign-off stands: its author's own words, given on the content the PR has now.
 
 Two rules beyond checks 0-12. Both are pure; the app gathers their facts (GitHub's
-edit history of the comment, what this App recorded when it verified before) and
-applies them.
+edit history of the comment, what this App recorded when it verified before),
+calls them and posts what they decide.
 
-Own words (the "Signer's own words" row): a sign-off counts only as its author's
-own words (`signoff.not_own_words`). One last edited by anyone else, or whose last
-editor GitHub would not tell, gets a FAIL row naming the editor: the verdict is
-REJECTED and says why.
+Own words (the "Signer's own words" row, added by `checks.engine.evaluate`): a
+sign-off counts only as its author's own words (`signoff.not_own_words`). One last
+edited by anyone else, or whose last editor GitHub would not tell, gets a FAIL row
+naming the editor: the verdict is REJECTED and says why. Such a sign-off vouches
+for no content, so its freshness is not asked (`decide` says "disowned").
 
 Freshness: a sign-off vouches for the content it was first verified on: the
 PR's effective diff (`content`). The first verification is recorded twice: in
@@ -16,6 +17,8 @@ every sign-off check run the App posts from then on (`Record`, hidden in the
 run's summary; only this App can write its check runs, so the record
 survives the loss of the database). Then:
 
+0. a sign-off that is not its author's own words vouches for nothing
+   ("disowned"): its REJECTED verdict is published, and nothing is pinned;
 1. every record of this sign-off must name the same content; when the local
    pin and GitHub's records disagree, which content it vouches for is unknown;
 2. a recorded sign-off is fresh when the content is unchanged, stale otherwise;
@@ -39,10 +42,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from . import signoff
-from .result import CheckResult, Status, Verdict
+from .result import CheckResult, Status
 from .snapshot import Snapshot
 
 OWN_WORDS_NUMBER = 15
@@ -60,12 +63,6 @@ def own_words(sign: signoff.SignOff | None) -> CheckResult | None:
     if problem is None:
         return None
     return CheckResult(OWN_WORDS_NUMBER, OWN_WORDS_NAME, Status.FAIL, problem)
-
-
-def applied(verdict: Verdict, sign: signoff.SignOff | None) -> Verdict:
-    """`verdict` with the own-words row first among its extra rows when it fails."""
-    row = own_words(sign)
-    return verdict if row is None else replace(verdict, extra=(row, *verdict.extra))
 
 
 # --- freshness ---------------------------------------------------------------------------------
@@ -138,21 +135,37 @@ def recorded(summary: str) -> str:
     return summary[start + len(RECORD_PREFIX):end] if end > 0 else ""
 
 
+def pin_keys(comment) -> tuple[str, ...]:
+    """The keys a local pin of this sign-off may be stored under: `signoff.version`, then the key of
+    databases from before it (which named the comment's last update, not its author's last edit)."""
+    return tuple(dict.fromkeys((signoff.version(comment), f"{comment.kind}:{comment.id}:{comment.updated_at}")))
+
+
 @dataclass(frozen=True)
 class Freshness:
-    state: str  # fresh | stale | unknown
-    pin: Pin | None  # what the sign-off vouches for (None when unknown)
-    first: bool = False  # True when this verification pins it
+    state: str  # fresh | stale | unknown | disowned
+    pin: Pin | None  # what the sign-off vouches for (None when unknown or disowned)
+    first: bool = False  # True when this verification is the first to pin it
     reason: str = ""  # why a fresh sign-off is needed (stale, unknown)
+    record: Pin | None = None  # the pin this verification must store: a first one, or one kept under an old key
 
     @property
     def fresh(self) -> bool:
         return self.state == "fresh"
 
+    @property
+    def needs_signoff(self) -> bool:
+        """Whether the verdict waits for a fresh sign-off (stale or unknown) instead of being published."""
+        return self.state in ("stale", "unknown")
+
 
 def decide(sign: signoff.SignOff, current: str, head_sha: str, local: Pin | None,
            records: Iterable[Record]) -> Freshness:
-    """Whether `sign` vouches for the content `current` at `head_sha` (see the module docstring)."""
+    """Whether `sign` vouches for the content `current` at `head_sha` (see the module docstring).
+
+    `local` is this database's pin of the sign-off, under any of its `pin_keys`."""
+    if signoff.not_own_words(sign.comment) is not None:
+        return Freshness("disowned", None)
     records = tuple(records)
     key = signoff.version(sign.comment)
     pins = ([local] if local is not None else []) + [p for r in records for p in r.pins if p.signoff == key]
@@ -163,15 +176,17 @@ def decide(sign: signoff.SignOff, current: str, head_sha: str, local: Pin | None
             f"signoff-bot's records of {who} disagree about the content it was given on (verified at {heads}); "
             "a CODEOWNER must sign off again."))
     if pins:
-        pin = pins[0]
-        if pin.content == current:
-            return Freshness("fresh", pin)
-        return Freshness("stale", pin, reason=(
-            f"The pull request's content changed since {who} was verified at {pin.head_sha[:8]}; "
-            "a CODEOWNER must sign off on the new content."))
+        pin = Pin(key, pins[0].content, pins[0].head_sha)
+        moved = pin if local is not None and local.signoff != key else None  # under an old key: store it anew
+        if pin.content != current:
+            return Freshness("stale", pin, record=moved, reason=(
+                f"The pull request's content changed since {who} was verified at {pin.head_sha[:8]}; "
+                "a CODEOWNER must sign off on the new content."))
+        return Freshness("fresh", pin, record=moved)
     given = sign.comment.edited_at or sign.comment.created_at
     if any(r.seen > given for r in records):
         return Freshness("unknown", None, reason=(
             f"signoff-bot read this pull request after {who} was given ({given}) but holds no record of "
             "which content it vouches for; a CODEOWNER must sign off again (post the sign-off or edit it)."))
-    return Freshness("fresh", Pin(key, current, head_sha), first=True)
+    pin = Pin(key, current, head_sha)
+    return Freshness("fresh", pin, first=True, record=pin)

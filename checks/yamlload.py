@@ -96,7 +96,8 @@ def load(text: str, line_offset: int = 0) -> Any:
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        line = (mark.line + 1 if mark else 1) + line_offset
+        # PyYAML marks a problem at the end of the stream past the last line; a finding goes on a line that exists.
+        line = min(mark.line + 1 if mark else 1, max(1, len(text.splitlines()))) + line_offset
         raise YamlProblem(line, (exc.problem or exc.context or "invalid YAML").strip()) from None
     except yaml.YAMLError as exc:
         raise YamlProblem(1 + line_offset, str(exc).splitlines()[0] if str(exc) else "invalid YAML") from None

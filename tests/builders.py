@@ -6,6 +6,7 @@ import difflib
 from dataclasses import replace
 
 from checks.context import Context
+from checks.result import CheckResult, Severity
 from checks.snapshot import ChangedFile, Comment, PullRequest, Snapshot, frozen_map
 
 BASE = "b" * 40
@@ -60,3 +61,20 @@ def ctx(**kw) -> Context:
 
 def with_(snap: Snapshot, **kw) -> Snapshot:
     return replace(snap, **kw)
+
+
+def sound(module, c: Context) -> CheckResult:
+    """`module.check(c)`, asserting what any of its results must be, whatever the input: the check's own
+    row with a reason (no fail-closed internal error), no error finding on a row that passes, every
+    finding on a line of a file at head, and the same result from a fresh Context."""
+    r = module.check(c)
+    assert (r.number, r.name) == (module.NUMBER, module.NAME) and r.reason.strip(), r
+    assert "internal error" not in r.reason, r.reason
+    assert not (r.passed and any(f.severity is Severity.ERROR for f in r.findings)), r
+    heads = {**{f.path: f.head_text for f in c.snap.files}, **c.snap.master_head}
+    for f in r.findings:
+        text = heads.get(f.path)
+        assert text is not None, f"{f} is on no file at head"
+        assert 1 <= f.line <= max(1, len(text.splitlines())), f"{f} is beyond the end of {f.path}"
+    assert module.check(Context(c.snap)) == r
+    return r

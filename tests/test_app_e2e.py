@@ -7,13 +7,14 @@ posted on the fake: the verdict comment, check runs, reactions and replies.
 
 from __future__ import annotations
 
-import re
+import json
 
 import pytest
 
 from app.store import SqliteStore
 
 from .apphost import REPO, Stack
+from .variants import e2e_variant, repo_of
 
 pytestmark = pytest.mark.slow
 
@@ -79,11 +80,72 @@ def test_reuse_from_a_stranger_is_refused_with_a_reason(stack):
     assert "random-user" in reply[0] and "not authorized" in reply[0]
 
 
-def test_reuse_of_a_run_outside_the_pr_is_refused(stack):
+def test_reuse_of_a_run_still_running_is_refused(stack):
     cmd = stack.comment("core-maintainer", 42, "/reuse-sweep-run 9003")
     stack.wait(lambda: stack.reactions(cmd["id"]) == ["-1"], 60, "a -1 reaction")
     reply = stack.wait(lambda: [c["body"] for c in stack.issue_comments(42) if "refused" in c["body"]], 30, "a reply")
-    assert re.search(r"not (a commit of this PR|completed)|has not completed", reply[0])
+    assert reply[0].startswith("`/reuse-sweep-run 9003` refused: run 9003 has not completed (it is in_progress).")
+
+
+# Green sweeps with eval artifacts that the reuse path must still refuse, each for one reason only
+# (`checks.commands.run_problem`): were the App to skip that rule, it would accept the run.
+REFUSED_RUNS = {
+    9004: ({"head_sha": LATE, "head_branch": "contributor/late-sweep", "pull_requests": [43]},
+           "ran on commit e5e5e5e5, not a commit of this PR"),
+    9005: ({"path": ".github/workflows/dry-run-sweep.yml"},
+           "is a run of .github/workflows/dry-run-sweep.yml, not of .github/workflows/run-sweep.yml"),
+    9006: ({"conclusion": "skipped"}, "concluded skipped, not success, failure or cancelled"),
+}
+
+
+def refusable_runs(data: dict) -> None:
+    runs = repo_of(data)["workflow_runs"]
+    green = next(r for r in runs if r["id"] == 9001)
+    for n, (run_id, (change, _why)) in enumerate(sorted(REFUSED_RUNS.items())):
+        runs.append({**green, "id": run_id, **change,
+                     "artifacts": [{"id": 80 + 2 * n, "name": "eval_results_all"},
+                                   {"id": 81 + 2 * n, "name": "results_bmk"}]})
+
+
+def test_reuse_of_a_run_the_reuse_path_would_not_take_is_refused_saying_why(tmp_path):
+    with Stack(tmp_path, e2e_variant(tmp_path, refusable_runs)) as stack:
+        for run_id in REFUSED_RUNS:
+            stack.comment("core-maintainer", 42, f"/reuse-sweep-run {run_id}")
+
+        def replies() -> list[str] | None:
+            acks = [c["body"].split("\n\n")[0] for c in stack.issue_comments(42) if "signoff-bot ack" in c["body"]]
+            return sorted(acks) if len(acks) == len(REFUSED_RUNS) else None
+
+        replies = stack.wait(replies, 90, "a reply to each command")
+        assert replies == [f"`/reuse-sweep-run {run_id}` refused: run {run_id} {why}."
+                           for run_id, (_change, why) in sorted(REFUSED_RUNS.items())]
+
+
+def test_a_mistyped_setting_leaves_the_others_in_force_and_the_verdict_says_so(tmp_path):
+    """The base's .github/signoff-bot.yml renames the reuse command beside a typo: the App still answers the
+    renamed command (the file is not dropped for the typo) and the verdict notes what it ignored."""
+    world = e2e_variant(tmp_path, lambda data: None)
+    (world / "trees" / "base" / ".github" / "signoff-bot.yml").write_text("reuse_command: /reuse-run\nadvisroy: true\n")
+    with Stack(tmp_path, world) as stack:
+        cmd = stack.comment("core-maintainer", 42, "/reuse-run 9001")
+        stack.wait(lambda: stack.reactions(cmd["id"]) == ["+1"], 60, "a +1 reaction")
+        assert any(c["body"].startswith("`/reuse-run` accepted: run 9001") for c in stack.issue_comments(42))
+        comment = verdict_for(stack, 42, HEAD)["body"]
+        assert ("Repository configuration, not part of the sign-off:\n- .github/signoff-bot.yml:2: unknown setting "
+                "'advisroy' (did you mean advisory?); ignored\n") in comment
+
+
+@pytest.mark.parametrize("body", [
+    "    As a PR reviewer and CODEOWNER, I have reviewed this and have:\n    - [x] Verified it",  # a code block
+    "Please post the checklist that starts with As a PR reviewer and CODEOWNER, I have reviewed this",
+])
+def test_a_comment_that_is_no_sign_off_queues_no_verification(stack, body):
+    """Whether a comment is a sign-off is `signoff.is_signoff`, for the App as for the checks."""
+    cmd = stack.comment("nv-owner", 42, body)
+    stack.wait(lambda: [j for j in stack.store().jobs() if j["kind"] == "comment" and j["state"] == "done"], 60,
+               "the comment job")
+    assert [j for j in stack.store().jobs() if j["kind"] == "verify"
+            and json.loads(j["payload"]).get("reason") == f"sign-off issue_comment {cmd['id']}"] == []
 
 
 def test_recheck_by_a_maintainer_verifies_and_by_a_stranger_is_refused(stack):

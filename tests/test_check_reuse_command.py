@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from checks import reuse_command
+from checks import commands, reuse_command
 from checks.context import Context
 from checks.evidence import Wanted
 from checks.result import Status
-from checks.snapshot import WorkflowRun
+from checks.policy import Policy
+from checks.snapshot import Artifact, WorkflowRun
 from tests.builders import HEAD, REPO, comment, ctx
 from tests.conftest import world_params
 
@@ -94,7 +95,7 @@ def test_pinned_run_rebased_out_fails():
     old = replace(RUN, head_sha="o" * 40)
     r = reuse_command.check(make(comment("/reuse-sweep-run 31451666262"), runs=(old,)))
     assert r.status is Status.FAIL
-    assert "pins run 31451666262 on commit oooooooo, which is not in this PR any more" in r.reason
+    assert "pins run 31451666262, which ran on commit oooooooo, not a commit of this PR" in r.reason
     assert r.reason.endswith("pin a completed sweep run of a commit currently in this PR")
 
 
@@ -106,9 +107,10 @@ def test_pinned_run_on_older_in_pr_commit_passes():
 
 @pytest.mark.parametrize("change,message", [
     (dict(path=".github/workflows/lint.yml"), "of .github/workflows/lint.yml, not of .github/workflows/run-sweep.yml"),
+    (dict(path=".github/workflows/dry-run-sweep.yml"), "is a run of .github/workflows/dry-run-sweep.yml, not of"),
     (dict(event="push"), "a push run, not a pull_request run"),
-    (dict(status="in_progress", conclusion=None), "which is in_progress"),
-    (dict(conclusion="timed_out"), "which concluded timed_out"),
+    (dict(status="in_progress", conclusion=None), "which has not completed (it is in_progress)"),
+    (dict(conclusion="timed_out"), "which concluded timed_out, not success, failure or cancelled"),
 ])
 def test_pinned_run_the_reuse_path_would_refuse(change, message):
     r = reuse_command.check(make(comment("/reuse-sweep-run 31451666262"), runs=(replace(RUN, **change),)))
@@ -127,6 +129,49 @@ def test_policy_command_name_and_workflow():
     run = replace(RUN, path=".github/workflows/sweep.yml")
     assert reuse_command.check(make(comment("/use 31451666262"), runs=(run,), policy=policy)).status is Status.PASS
     assert reuse_command.check(make(comment("/reuse-sweep-run"), runs=(run,), policy=policy)).status is Status.FAIL
+
+
+# --- the rules the App shares (commands.run_problem, artifact_problem, authorized) ------------
+
+
+def test_a_run_the_reuse_path_takes_has_no_problem():
+    assert commands.run_problem(RUN, Policy(), {HEAD}) is None
+
+
+@pytest.mark.parametrize("change,problem", [
+    (dict(path=".github/workflows/dry-run-sweep.yml"),  # its name ends like the sweep's: not the sweep
+     "is a run of .github/workflows/dry-run-sweep.yml, not of .github/workflows/run-sweep.yml"),
+    (dict(event="workflow_dispatch"), "is a workflow_dispatch run, not a pull_request run"),
+    (dict(status="queued", conclusion=None), "has not completed (it is queued)"),
+    (dict(conclusion="skipped"), "concluded skipped, not success, failure or cancelled"),
+    (dict(head_sha="o" * 40), "ran on commit oooooooo, not a commit of this PR"),
+])
+def test_each_reason_the_reuse_path_refuses_a_run(change, problem):
+    assert commands.run_problem(replace(RUN, **change), Policy(), {HEAD}) == problem
+
+
+def test_the_sweep_workflow_may_be_named_by_its_path():
+    policy = Policy(sweep_workflow=".github/workflows/sweep/run.yml")
+    assert commands.run_problem(replace(RUN, path=".github/workflows/sweep/run.yml"), policy, {HEAD}) is None
+    assert commands.run_problem(RUN, policy, {HEAD}).startswith("is a run of .github/workflows/run-sweep.yml")
+
+
+@pytest.mark.parametrize("artifacts,problem", [
+    ((Artifact(1, "eval_results_all"), Artifact(2, "results_bmk")), None),
+    ((Artifact(2, "results_bmk"),), "has no eval artifacts"),
+    ((Artifact(1, "eval_results_all", expired=True),), "has only expired eval artifacts"),
+])
+def test_a_reused_run_needs_an_eval_artifact_to_read(artifacts, problem):
+    assert commands.artifact_problem(artifacts, Policy()) == problem
+
+
+@pytest.mark.parametrize("association,permission,ok", [
+    ("COLLABORATOR", None, True), ("member", None, True), ("CONTRIBUTOR", None, False),
+    ("CONTRIBUTOR", "write", True), ("NONE", "maintain", True), ("NONE", "admin", True),
+    ("NONE", "triage", False), ("NONE", "read", False), ("NONE", "none", False),
+])
+def test_who_may_command(association, permission, ok):
+    assert commands.authorized(association, permission, Policy().authorized_associations) is ok
 
 
 # --- wants ----------------------------------------------------------------------

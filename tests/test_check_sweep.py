@@ -263,7 +263,7 @@ def test_workflow_renamed_away_counts_as_a_change():
 
 def test_unknown_workflow_changes_setting_is_a_policy_error():
     assert Policy.from_yaml("workflow_changes: fail\n")[1] == (
-        ".github/signoff-bot.yml: workflow_changes must be one of note, blocking")
+        ".github/signoff-bot.yml:1: workflow_changes must be one of note, blocking; ignored, the default applies",)
 
 
 @pytest.mark.parametrize("world", world_params())

@@ -10,7 +10,6 @@ open PRs or comments, and artifact downloads redirected to another host.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,19 +21,13 @@ from app.store import SqliteStore
 from .apphost import E2E_WORLD, REPO, Stack
 from .test_app_e2e import HEAD, LATE, SIGNOFF_ID, check_line, verdict_for
 from .test_reliability import BOT, CHECK, all_check_runs, calls, idle, jobs, running
-from .variants import edit_world, repo_of
+from .variants import e2e_variant, repo_of
 from .worldgen import Pull, build_world
 
 pytestmark = pytest.mark.slow
 
 FORK = "contributor/InferenceX-demo"
 FOREIGN_APP = 4242
-
-
-def e2e_variant(tmp_path: Path, change) -> Path:
-    """A copy of the e2e world with `change` applied to its parsed world.yaml."""
-    shutil.copytree(E2E_WORLD, tmp_path / "world")
-    return edit_world(tmp_path / "world", change)
 
 
 def audit(stack: Stack, pr: int) -> list[dict[str, Any]]:

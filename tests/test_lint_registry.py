@@ -53,4 +53,5 @@ def test_the_lint_check_run_is_advice_unless_the_repository_makes_it_blocking():
     assert lint.conclusion([warning], Policy()) == "success"
     assert lint.conclusion([error, warning], Policy()) == "neutral"
     assert lint.conclusion([error], Policy(lint="blocking")) == "failure"
-    assert Policy.from_yaml("lint: maybe\n")[1] == ".github/signoff-bot.yml: lint must be one of advice, blocking"
+    assert Policy.from_yaml("lint: maybe\n")[1] == (
+        ".github/signoff-bot.yml:1: lint must be one of advice, blocking; ignored, the default applies",)

@@ -23,11 +23,12 @@ from app.settings import Settings
 from app.store import Job, SqliteStore
 from checks import signoff, standing
 from checks.context import Context
-from checks.engine import evaluate
+from checks.engine import COMPLETENESS_NUMBER, evaluate
 from checks.policy import Policy
-from checks.result import CheckResult, Status, Verdict
+from checks.result import Status
 from checks.snapshot import Comment
 
+from .builders import snapshot
 from .variants import BASE_SHA, HEAD_SHA, PR, REPO, SIGNOFF_ID, comment_of, edit_world, green_world, repo_of
 
 PHRASE = "As a PR reviewer and CODEOWNER"
@@ -103,13 +104,15 @@ def test_an_edit_is_a_new_version_of_the_sign_off():
         "issue_comment:1:2026-09-02T11:00:00Z"
 
 
-def test_the_own_words_row_turns_a_pass_into_rejected_saying_why():
-    ok = Verdict("a" * 40, "owner", "", (CheckResult(0, "CODEOWNER", Status.PASS, "owner owns it"),))
-    sign = signoff.parse(comment(last_editor="mallory", edited_at="2026-09-02T11:00:00Z"))
-    assert ok.passed and standing.applied(ok, signoff.parse(comment())) == ok
-    judged = standing.applied(ok, sign)
-    assert judged.label == "REJECTED" and judged.extra[0].number == standing.OWN_WORDS_NUMBER
-    assert "mallory" in judged.extra[0].reason
+def test_the_engine_adds_the_own_words_row_first_among_its_extra_rows_saying_why():
+    own = evaluate(snapshot(comments=[comment()]))
+    assert own.signoff.comment == comment() and standing.OWN_WORDS_NUMBER not in {r.number for r in own.extra}
+    edited = evaluate(snapshot(comments=[comment(last_editor="mallory", edited_at="2026-09-02T11:00:00Z")],
+                               truncated="GitHub lists at most 3000 files of a pull request; this one has more"))
+    assert edited.label == "REJECTED"
+    assert [r.number for r in edited.extra] == [standing.OWN_WORDS_NUMBER, COMPLETENESS_NUMBER]
+    assert edited.extra[0].status is Status.FAIL and "last edited by mallory" in edited.extra[0].reason
+    assert standing.OWN_WORDS_NAME in [r.name for r in edited.rows if not r.passed]
 
 
 # --- freshness ------------------------------------------------------------------------------------
@@ -127,16 +130,35 @@ def record(seen: str, *pins: standing.Pin, pr: int = PR) -> standing.Record:
 
 def test_a_first_verification_pins_the_content_now():
     fresh = standing.decide(SIGN, A, H1, None, [])
-    assert fresh.fresh and fresh.first and fresh.pin == standing.Pin(KEY_V, A, H1)
+    assert fresh.fresh and fresh.first and fresh.pin == standing.Pin(KEY_V, A, H1) and fresh.record == fresh.pin
     earlier = record("2026-09-02T09:00:00Z")  # a verification before the sign-off was given
     assert standing.decide(SIGN, A, H1, None, [earlier]).first
 
 
 def test_a_pinned_sign_off_is_fresh_on_the_same_content_and_stale_on_other_content():
     pin = standing.Pin(KEY_V, A, H1)
-    assert standing.decide(SIGN, A, H2, pin, []).fresh  # a push with the same diff
+    same = standing.decide(SIGN, A, H2, pin, [])  # a push with the same diff
+    assert same.fresh and not same.needs_signoff and same.record is None  # nothing new to store
     stale = standing.decide(SIGN, B, H2, pin, [])
-    assert stale.state == "stale" and H1[:8] in stale.reason
+    assert stale.state == "stale" and stale.needs_signoff and H1[:8] in stale.reason
+
+
+def test_a_pin_under_the_key_of_an_older_database_is_stored_anew_under_this_one():
+    edited = signoff.parse(comment(updated_at="2026-09-02T10:05:00Z"))  # a reaction moved updated_at
+    old_key = standing.pin_keys(edited.comment)[1]
+    assert standing.pin_keys(edited.comment) == (KEY_V, "issue_comment:1:2026-09-02T10:05:00Z")
+    assert standing.pin_keys(SIGN.comment) == (KEY_V,)
+    for content, state in ((A, "fresh"), (B, "stale")):
+        moved = standing.decide(edited, content, H2, standing.Pin(old_key, A, H1), [])
+        assert moved.state == state and moved.record == standing.Pin(KEY_V, A, H1)
+
+
+def test_a_sign_off_in_someone_elses_words_vouches_for_nothing_and_pins_nothing():
+    """Its verdict is REJECTED on the own-words row (published as such), not a request for a fresh one."""
+    disowned = standing.decide(signoff.parse(comment(last_editor="mallory", edited_at="2026-09-02T11:00:00Z")),
+                               B, H2, standing.Pin(KEY_V, A, H1), [])
+    assert disowned.state == "disowned" and not disowned.needs_signoff
+    assert disowned.pin is None and disowned.record is None
 
 
 def test_without_the_database_the_apps_records_say_what_the_sign_off_vouches_for():
@@ -240,7 +262,7 @@ def test_gather_reads_who_last_edited_the_sign_off(tmp_path):
             snap = asyncio.run(Gatherer(gh, REPO).snapshot(PR, "2026-09-02T12:00:00Z"))
         sign = Context(snap).signoff
         assert (sign.comment.last_editor, sign.comment.edited_at) == (by, "2026-09-02T11:45:00Z")
-        verdict = standing.applied(evaluate(snap), sign)
+        verdict = evaluate(snap)
         assert verdict.label == "REJECTED" and expect in verdict.extra[0].reason
         assert all(r.passed for r in verdict.results)  # everything else would pass
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 from app import render
-from app.replay import DEMO_WORLD
+from app.replay import DEMO_WORLD, replay
 from checks.engine import COMPLETENESS_NAME, LINT_NAME, evaluate
 from checks.result import Status
 from checks.snapshot import ChangedFile
@@ -60,3 +60,29 @@ def test_an_unreadable_benchmark_file_cannot_be_decided():
     v = evaluate(snapshot(files=[unreadable("benchmarks/single_node/x.sh")]))
     [row] = [r for r in v.extra if r.name == COMPLETENESS_NAME]
     assert row.status is Status.FAIL and row.reason.startswith("cannot decide: benchmarks/single_node/x.sh cannot be read")
+
+
+# --- the repository's configuration -------------------------------------------------------------
+
+
+def test_a_mistyped_setting_is_noted_on_the_verdict_and_the_others_still_apply(tmp_path):
+    """`advisory: true` beside a typo stays advisory; lint stays blocking; the verdict says what it ignored,
+    in the comment and the check run, through the whole App (gather over HTTP, publish)."""
+    root = lint_only_world(tmp_path)
+    (base(root) / ".github" / "signoff-bot.yml").write_text("advisory: true\nlint: blocking\nlnit: advice\n")
+    note = ".github/signoff-bot.yml:3: unknown setting 'lnit' (did you mean lint?); ignored"
+    v = verdict(root)
+    assert v.notes == (note,) and v.policy.advisory and v.lint_blocking
+    assert v.label == "REJECTED" and v.conclusion == "neutral"
+    assert f"Repository configuration, not part of the sign-off:\n- {note}\n" in render.comment(v)
+    outcome = replay(root).outcome
+    assert outcome.verdict.notes == (note,) and render.comment(outcome.verdict) == render.comment(v)
+    assert "check run codeowner-signoff-verify: neutral" in outcome.published.writes
+    assert outcome.published.status_state == "success"
+
+
+def test_a_valid_configuration_adds_no_note(tmp_path):
+    root = green_world(tmp_path)
+    (base(root) / ".github" / "signoff-bot.yml").write_text("advisory: true\n")
+    v = verdict(root)
+    assert v.notes == () and "Repository configuration" not in render.comment(v)

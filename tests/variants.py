@@ -23,7 +23,8 @@ from app.world import World
 from checks.engine import evaluate
 from checks.result import Verdict
 
-FIXED_HEAD = Path(__file__).resolve().parent / "worlds" / "e2e" / "trees" / "fixed"
+E2E_WORLD = Path(__file__).resolve().parent / "worlds" / "e2e"
+FIXED_HEAD = E2E_WORLD / "trees" / "fixed"
 REPO = "demo-org/InferenceX-demo"
 PR = 42
 BASE_SHA, HEAD_SHA = "a1" * 20, "b2" * 20
@@ -53,6 +54,12 @@ def pull_of(data: dict[str, Any]) -> dict[str, Any]:
 
 def comment_of(data: dict[str, Any], cid: int) -> dict[str, Any]:
     return next(c for c in pull_of(data)["issue_comments"] if c["id"] == cid)
+
+
+def e2e_variant(tmp: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    """A copy of the e2e world, at `tmp/world`, with `change` applied to its parsed world.yaml."""
+    shutil.copytree(E2E_WORLD, tmp / "world")
+    return edit_world(tmp / "world", change)
 
 
 def green_world(tmp: Path) -> Path:

@@ -1,0 +1,72 @@
+"""The repository's configuration (checks/policy.py) and what the verdict concludes from it (checks/result.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from checks.policy import CONFIG_PATH, Policy
+from checks.result import CheckResult, Status, Verdict
+
+
+def test_no_file_or_an_empty_one_is_the_defaults_without_a_word():
+    assert Policy.from_yaml(None) == (Policy(), ())
+    assert Policy.from_yaml("") == (Policy(), ())
+    assert Policy.from_yaml("# nothing set\n") == (Policy(), ())
+
+
+def test_a_mistyped_key_costs_only_itself():
+    policy, problems = Policy.from_yaml("advisroy: false\nadvisory: true\nlint: blocking\n")
+    assert policy == Policy(advisory=True, lint="blocking")
+    assert problems == (f"{CONFIG_PATH}:1: unknown setting 'advisroy' (did you mean advisory?); ignored",)
+
+
+def test_a_bad_value_costs_only_its_setting_and_every_problem_is_named_in_file_order():
+    policy, problems = Policy.from_yaml(
+        "lint: sometimes\n"
+        "established-skus: h100\n"  # a dash is an underscore; one string is a list of one
+        "block_self_signoff: 'yes'\n"
+        "upstream_image_orgs: [vllm, 3]\n"
+        "zzz: 1\n"
+        "sweep_workflow: sweep.yml\n")
+    assert policy == Policy(established_skus=("h100",), sweep_workflow="sweep.yml")
+    assert problems == (
+        f"{CONFIG_PATH}:1: lint must be one of advice, blocking; ignored, the default applies",
+        f"{CONFIG_PATH}:3: block_self_signoff must be a bool; ignored, the default applies",
+        f"{CONFIG_PATH}:4: upstream_image_orgs must be a list of strings; ignored, the default applies",
+        f"{CONFIG_PATH}:5: unknown setting 'zzz'; ignored",
+    )
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("advisory: true\nlint: [advice\n", f"{CONFIG_PATH}:2: does not parse"),
+    ("- advisory\n", f"{CONFIG_PATH}: must be a mapping of settings"),
+])
+def test_a_file_that_is_no_mapping_of_settings_leaves_every_setting_at_its_default(text, problem):
+    policy, problems = Policy.from_yaml(text)
+    assert policy == Policy()
+    assert len(problems) == 1 and problems[0].startswith(problem) and problems[0].endswith(
+        "every setting is the default")
+
+
+def test_the_sweep_workflow_is_one_file_exactly():
+    assert Policy().sweep_workflow_path == ".github/workflows/run-sweep.yml"
+    assert Policy().is_sweep_workflow(".github/workflows/run-sweep.yml")
+    assert not Policy().is_sweep_workflow(".github/workflows/dry-run-sweep.yml")
+    assert not Policy().is_sweep_workflow(None)
+    assert Policy(sweep_workflow=".github/workflows/x.yml").is_sweep_workflow(".github/workflows/x.yml")
+
+
+def verdict(status: Status, advisory: bool = False, signer: str | None = "owner") -> Verdict:
+    return Verdict("a" * 40, signer, None, (CheckResult(0, "CODEOWNER", status, "r"),), policy=Policy(advisory=advisory))
+
+
+@pytest.mark.parametrize("status,advisory,signer,conclusion,state", [
+    (Status.PASS, False, "owner", "success", "success"),
+    (Status.PASS, True, "owner", "success", "success"),
+    (Status.FAIL, False, "owner", "failure", "failure"),
+    (Status.FAIL, True, "owner", "neutral", "success"),  # advisory: REJECTED is said, never blocks
+    (Status.PASS, False, None, "failure", "failure"),  # no sign-off: nothing passes
+])
+def test_what_the_check_run_and_the_commit_status_conclude(status, advisory, signer, conclusion, state):
+    v = verdict(status, advisory, signer)
+    assert (v.conclusion, v.commit_state) == (conclusion, state)
