@@ -410,7 +410,7 @@ class SqliteStore(SqlStore):
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
         self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._wal_mode()
         self._db.execute("PRAGMA synchronous=NORMAL")  # durable across process crashes (kill -9)
         self._db.execute("PRAGMA busy_timeout=30000")
         # A checkpoint copies the WAL into the database and syncs it to disk. SQLite's automatic ones run
@@ -419,6 +419,19 @@ class SqliteStore(SqlStore):
         self._writes = 0
         self._checkpointer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-checkpoint")
         self._tx(self._migrate)
+
+    def _wal_mode(self, patience: float = 30.0) -> None:
+        """Switch to WAL, waiting for other openers: the switch takes an exclusive lock, and SQLite answers
+        "database is locked" at once, without its busy handler, while another connection opens the file."""
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     @staticmethod
     def _migrate(db: sqlite3.Connection) -> None:
