@@ -154,9 +154,22 @@ class Job:
     waited: float = 0.0  # seconds this job spent waiting for GitHub's rate limit to reset
 
 
+@dataclass(frozen=True)
+class Delivery:
+    """A webhook delivery to record: `key` is hook target + X-GitHub-Delivery; `jobs` what it causes."""
+
+    key: str
+    event: str
+    action: str
+    repo: str
+    pr: int | None
+    jobs: list[JobSpec]
+
+
 class Store(Protocol):
     def record_delivery(self, key: str, event: str, action: str, repo: str, pr: int | None,
                         jobs: list[JobSpec]) -> bool: ...
+    def record_deliveries(self, deliveries: list[Delivery]) -> list[bool | Exception]: ...
     def enqueue(self, jobs: list[JobSpec]) -> None: ...
     def lease(self, owner: str, lease_seconds: float) -> Job | None: ...
     def heartbeat(self, job: Job, owner: str, lease_seconds: float) -> bool: ...
@@ -188,6 +201,7 @@ class SqlStore(abc.ABC):
 
     clock: Callable[[], float]
     Conflict: type[Exception]
+    Retry: tuple[type[Exception], ...] = ()  # errors after which `_tx` runs the whole transaction again
 
     @abc.abstractmethod
     def _tx(self, fn): ...
@@ -206,16 +220,41 @@ class SqlStore(abc.ABC):
     def record_delivery(self, key: str, event: str, action: str, repo: str, pr: int | None,
                         jobs: list[JobSpec]) -> bool:
         """Record a delivery and enqueue its jobs atomically; False if the delivery was seen before."""
+        result = self.record_deliveries([Delivery(key, event, action, repo, pr, jobs)])[0]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def record_deliveries(self, deliveries: list[Delivery]) -> list[bool | Exception]:
+        """Record deliveries with their jobs in one transaction, one commit for all (a group commit: the
+        commit, not the rows, is what a delivery costs). Each is atomic on its own, in a savepoint: its
+        outcome is True, False when it was seen before, or the error that kept it (alone) out. Raises
+        when the transaction fails as a whole: then none is recorded."""
         now = self.clock()
 
-        def run(db) -> bool:
+        def one(db, d: Delivery) -> bool:
             inserted = db.execute(
                 "INSERT INTO deliveries (key, event, action, repo, pr, received_at) VALUES (?,?,?,?,?,?) "
-                "ON CONFLICT DO NOTHING", (key, event, action, repo, pr, now)).rowcount
-            if not inserted:
-                return False
-            self._enqueue(db, jobs, now)
-            return True
+                "ON CONFLICT DO NOTHING", (d.key, d.event, d.action, d.repo, d.pr, now)).rowcount
+            if inserted:
+                self._enqueue(db, d.jobs, now)
+            return bool(inserted)
+
+        def run(db) -> list[bool | Exception]:
+            if len(deliveries) == 1:
+                return [one(db, deliveries[0])]
+            results: list[bool | Exception] = []
+            for d in deliveries:
+                db.execute("SAVEPOINT delivery")
+                try:
+                    results.append(one(db, d))
+                except self.Retry:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - this delivery's own: the others go on
+                    db.execute("ROLLBACK TO delivery")
+                    results.append(exc)
+                db.execute("RELEASE delivery")
+            return results
 
         return self._tx(run)
 
