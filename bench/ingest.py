@@ -68,6 +68,7 @@ VERIFICATIONS = 20  # run at once in the busy App
 LATENCY_MS = 100  # the busy App's fake GitHub, per request
 FEED_SECONDS = 0.25  # how often the busy App's feeder re-queues each copy's verification
 SETTLE_TIMEOUT = 120.0  # for the busy App's verifications to start, or to stop
+ID_STEP = 10**9  # between the ids of a PR's copies
 
 
 def load_world() -> Path:
@@ -78,18 +79,45 @@ def load_world() -> Path:
 
 
 def crowd_world(source: Path, copies: int, dest: Path) -> tuple[str, int, list[int]]:
-    """`source` copied to `dest` with its PR repeated `copies` times in all (numbers + k·100000, comment
-    ids + k·10⁹); (repository, installation id, PR numbers)."""
+    """`source` copied to `dest` with its PR repeated `copies` times in all, each copy a PR of its own as
+    GitHub would hold it: a head commit of its own (same tree), with its own branch, check runs, sweep run
+    and artifacts, comments and reviews (numbers + k·100000, ids + k·10⁹, run ids in comments rewritten).
+    Returns (repository, installation id, PR numbers)."""
     shutil.copytree(source, dest)
     data = yaml.safe_load((dest / "world.yaml").read_text(encoding="utf-8"))
     repo = next(r for r in data["repos"] if r.get("installation_id") is not None and r.get("pulls"))
     pull = repo["pulls"][0]
+    head = pull["head"]["sha"]
     for k in range(1, copies):
+        step = ID_STEP * k
+        sha, branch = hashlib.sha1(f"{head}+{k}".encode()).hexdigest(), f"{pull['head']['ref']}-copy{k}"
+        repo["commits"].append({**next(c for c in repo["commits"] if c["sha"] == head), "sha": sha})
+        repo["branches"][branch] = sha
         twin = copy.deepcopy(pull)
-        twin["number"] = pull["number"] + 100_000 * k
+        twin.update(number=pull["number"] + 100_000 * k, head={"ref": branch, "sha": sha},
+                    commits=[sha if c == head else c for c in pull["commits"]])
+        runs: dict[int, int] = {}
+        for run in [r for r in repo.get("workflow_runs") or [] if r["head_sha"] == head]:
+            runs[run["id"]] = run["id"] + step
+            artifacts = [{**a, "id": a["id"] + step} for a in run.get("artifacts") or []]
+            for old, new in zip(run.get("artifacts") or [], artifacts):
+                folder, archive = dest / "artifacts" / str(old["id"]), dest / "artifacts" / f"{old['id']}.zip"
+                if folder.is_dir():
+                    shutil.copytree(folder, dest / "artifacts" / str(new["id"]))
+                if archive.is_file():
+                    shutil.copy(archive, dest / "artifacts" / f"{new['id']}.zip")
+            repo["workflow_runs"].append({**copy.deepcopy(run), "id": runs[run["id"]], "head_sha": sha,
+                                          "head_branch": branch, "pull_requests": [twin["number"]],
+                                          "artifacts": artifacts})
+        repo["check_runs"] += [{**c, "id": c["id"] + step, "head_sha": sha, "run_id": runs.get(c.get("run_id"),
+                                c.get("run_id"))} for c in repo["check_runs"] if c["head_sha"] == head]
         for kind in ("issue_comments", "reviews", "review_comments"):
             for item in twin.get(kind) or []:
-                item["id"] += 10**9 * k
+                item["id"] += step
+                if item.get("commit_id") == head:
+                    item["commit_id"] = sha
+                for old_id, new_id in runs.items():
+                    item["body"] = str(item.get("body", "")).replace(str(old_id), str(new_id))
         repo["pulls"].append(twin)
     (dest / "world.yaml").write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return repo["full_name"], repo["installation_id"], [p["number"] for p in repo["pulls"]]
