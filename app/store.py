@@ -122,6 +122,14 @@ RUNNABLE = """((j.state = 'queued' AND j.not_before <= ?) OR (j.state = 'running
                               AND r.state = 'running' AND r.lease_until > ?)"""
 
 
+class _Rejected(Exception):
+    """The statements of the `index`th delivery of a batch failed with `error`."""
+
+    def __init__(self, index: int, error: Exception) -> None:
+        super().__init__(index, error)
+        self.index, self.error = index, error
+
+
 class SchemaTooNew(RuntimeError):
     """The database was migrated by a newer release; this one would misread it."""
 
@@ -227,36 +235,38 @@ class SqlStore(abc.ABC):
 
     def record_deliveries(self, deliveries: list[Delivery]) -> list[bool | Exception]:
         """Record deliveries with their jobs in one transaction, one commit for all (a group commit: the
-        commit, not the rows, is what a delivery costs). Each is atomic on its own, in a savepoint: its
-        outcome is True, False when it was seen before, or the error that kept it (alone) out. Raises
-        when the transaction fails as a whole: then none is recorded."""
+        commit, not the rows, is what a delivery costs). Each outcome is True, False when the delivery was
+        seen before, or the error that kept that delivery out: a delivery whose statements fail is left
+        out and the others are recorded without it. Raises when the transaction fails as a whole (it
+        could not begin or commit): then none is recorded."""
         now = self.clock()
+        outcomes: dict[int, bool | Exception] = {}
+        pending = list(range(len(deliveries)))
 
-        def one(db, d: Delivery) -> bool:
-            inserted = db.execute(
-                "INSERT INTO deliveries (key, event, action, repo, pr, received_at) VALUES (?,?,?,?,?,?) "
-                "ON CONFLICT DO NOTHING", (d.key, d.event, d.action, d.repo, d.pr, now)).rowcount
-            if inserted:
-                self._enqueue(db, d.jobs, now)
-            return bool(inserted)
-
-        def run(db) -> list[bool | Exception]:
-            if len(deliveries) == 1:
-                return [one(db, deliveries[0])]
-            results: list[bool | Exception] = []
-            for d in deliveries:
-                db.execute("SAVEPOINT delivery")
+        def run(db) -> list[bool]:
+            fresh = []
+            for n, i in enumerate(pending):
+                d = deliveries[i]
                 try:
-                    results.append(one(db, d))
+                    inserted = db.execute(
+                        "INSERT INTO deliveries (key, event, action, repo, pr, received_at) VALUES (?,?,?,?,?,?) "
+                        "ON CONFLICT DO NOTHING", (d.key, d.event, d.action, d.repo, d.pr, now)).rowcount
+                    if inserted:
+                        self._enqueue(db, d.jobs, now)
                 except self.Retry:
                     raise
-                except Exception as exc:  # noqa: BLE001 - this delivery's own: the others go on
-                    db.execute("ROLLBACK TO delivery")
-                    results.append(exc)
-                db.execute("RELEASE delivery")
-            return results
+                except Exception as exc:
+                    raise _Rejected(n, exc) from exc
+                fresh.append(bool(inserted))
+            return fresh
 
-        return self._tx(run)
+        while pending:
+            try:
+                outcomes.update(zip(pending, self._tx(run)))
+                break
+            except _Rejected as rejected:  # rolled back: again without it
+                outcomes[pending.pop(rejected.index)] = rejected.error
+        return [outcomes[i] for i in range(len(deliveries))]
 
     def enqueue(self, jobs: list[JobSpec]) -> None:
         now = self.clock()
