@@ -17,6 +17,7 @@ import asyncio
 import threading
 
 from .jobs import Clients, JobRunner
+from .scheduling import yield_to_the_event_loop
 from .observability import Metrics
 from .settings import Settings
 from .store import Store
@@ -44,6 +45,7 @@ class Background:
             raise RuntimeError("the jobs thread did not start")
 
     async def _main(self) -> None:
+        yield_to_the_event_loop()  # and so do the threads of this loop's executor, started from here
         self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
         runner = JobRunner(self.settings, self.store, self.clients, self.metrics)
         self.tasks = [asyncio.create_task(Worker(self.settings, self.store, runner, self.metrics).run_forever(self._stop))

@@ -17,48 +17,74 @@ over.
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
 
+from .scheduling import yield_to_the_event_loop
 from .store import Delivery, Store
 
 MAX_BATCH = 256  # deliveries in one transaction: bounds how long one commit holds the write lock
 
+Waiter = tuple[Delivery, asyncio.Future]
+
 
 class GroupCommit:
+    """Deliveries recorded in batches by one thread: at most one batch is with it at a time, and the
+    deliveries that arrive meanwhile make the next."""
+
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._waiting: list[tuple[Delivery, asyncio.Future]] = []
-        self._committing: asyncio.Task | None = None
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="group-commit")
+        self._waiting: list[Waiter] = []
+        self._committing = False  # a batch is with the commit thread
+        self._batches: queue.SimpleQueue[tuple[asyncio.AbstractEventLoop, list[Waiter]] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._commit_forever, name="group-commit", daemon=True)
+        self._thread.start()
 
     async def record(self, delivery: Delivery) -> bool:
         """Record `delivery` with its jobs; False if it was seen before. Raises what kept it out."""
-        future = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
         self._waiting.append((delivery, future))
-        if self._committing is None:
-            self._committing = asyncio.get_running_loop().create_task(self._commit_all())
+        if not self._committing:
+            # Handed over once the loop has run what is ready now: deliveries that arrived together (in
+            # one wait for the sockets) go together, though none was waiting when the first came.
+            self._committing = True
+            loop.call_soon(self._hand_over, loop)
         return await future
 
-    async def _commit_all(self) -> None:
-        """Commit batches until no delivery waits."""
-        loop = asyncio.get_running_loop()
-        try:
-            while self._waiting:
-                batch, self._waiting = self._waiting[:MAX_BATCH], self._waiting[MAX_BATCH:]
-                try:
-                    outcomes = await loop.run_in_executor(self._thread, self.store.record_deliveries,
-                                                          [d for d, _ in batch])
-                except Exception as exc:  # noqa: BLE001 - the transaction failed: every delivery of it did
-                    outcomes = [exc] * len(batch)
-                for (_, future), outcome in zip(batch, outcomes):
-                    if future.done():  # its request went away (cancelled); it is recorded all the same
-                        continue
-                    if isinstance(outcome, Exception):
-                        future.set_exception(outcome)
-                    else:
-                        future.set_result(outcome)
-        finally:
-            self._committing = None
+    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        batch, self._waiting = self._waiting[:MAX_BATCH], self._waiting[MAX_BATCH:]
+        self._batches.put((loop, batch))
+
+    def _commit_forever(self) -> None:
+        """The commit thread: one transaction per batch; each delivery's outcome goes back to its loop."""
+        yield_to_the_event_loop()
+        while (item := self._batches.get()) is not None:
+            loop, batch = item
+            try:
+                outcomes = self.store.record_deliveries([d for d, _ in batch])
+            except Exception as exc:  # noqa: BLE001 - the transaction failed: every delivery of it did
+                outcomes = [exc] * len(batch)
+            try:
+                loop.call_soon_threadsafe(self._committed, loop, batch, outcomes)
+            except RuntimeError:  # the loop is closed: the server has stopped
+                pass
+
+    def _committed(self, loop: asyncio.AbstractEventLoop, batch: list[Waiter],
+                   outcomes: list[bool | Exception]) -> None:
+        for (_, future), outcome in zip(batch, outcomes):
+            if future.done():  # its request went away (cancelled); it is recorded all the same
+                continue
+            if isinstance(outcome, Exception):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+        if self._waiting:
+            self._hand_over(loop)
+        else:
+            self._committing = False
 
     def close(self) -> None:
-        self._thread.shutdown(wait=True)
+        """Commit what was handed over, then stop the thread."""
+        self._batches.put(None)
+        self._thread.join()
