@@ -1,6 +1,6 @@
 """Webhook ingest: the bot's POST /webhook beside a bare FastAPI endpoint that only answers 202, idle and busy.
 
-    python bench/ingest.py [--json] [--connections 8] [--seconds 5] [--db postgresql://…]
+    python bench/ingest.py [--json] [--connections 8] [--seconds 5] [--postgres] [--no-busy]
 
 Each server is one uvicorn process (`python bench/ingest.py serve KIND PORT
 SPEC`) started the way `signoff-bot serve` starts the bot: JSON logging at
@@ -21,10 +21,10 @@ connections, each posting a signed `issue_comment` delivery (a user's comment
 on the load world's PR; a unique X-GitHub-Delivery per request, so the bot
 records every one) and sending the next as soon as the 202 arrives. After a
 warm-up, `bare` and `bot` take turns in short slices, T seconds each in all,
-so that other load on the machine weighs on both alike; then `busy` is driven
-for T seconds in as many slices once its 20 verifications run (it is not
-interleaved: its verifications would load the machine during the others'
-turns). The generator speaks HTTP/1.1 over asyncio streams rather than through
+so that other load on the machine weighs on both alike; then, once its 20
+verifications run, `busy` and `bare` take turns the same way (the
+verifications go on during the bare endpoint's turns, so both are measured on
+the machine as the busy App loads it). The generator speaks HTTP/1.1 over asyncio streams rather than through
 httpx, which would cap the rate below what the bare endpoint serves. Its own
 CPU use and the servers' are reported, so a run shows which side was the
 bottleneck. With a closed loop, latency ≈ N / throughput (Little's law): N is
@@ -62,7 +62,7 @@ sys.path.insert(0, str(ROOT))
 SECRET = "bench-webhook-secret"
 GOAL_WORLD = ROOT.parent / "shared" / "fixtures" / "worlds" / "pr2554-dsv4-b200-sglang-mtp"
 WARMUP_SECONDS = 1.0
-SLICES = 5
+SLICES = 10
 START_TIMEOUT = 60.0
 VERIFICATIONS = 20  # run at once in the busy App
 LATENCY_MS = 100  # the busy App's fake GitHub, per request
@@ -391,38 +391,45 @@ def settle(server: Server, running: int) -> dict[str, int]:
 
 @dataclass
 class Busy:
-    """The busy App's closed loop, and the verifications it finished meanwhile."""
+    """The busy App's closed loop; the verifications it finished and the GitHub requests it made meanwhile."""
 
     load: Load
     verifications: int
-    verifications_per_s: float
-    running: int
+    github_requests_per_s: float
+    running: int  # verifications running at the end of the window
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.load.to_json(), "verifications": self.verifications,
-                "verifications_per_s": round(self.verifications_per_s, 2), "running_verifications": self.running}
+        return {**self.load.to_json(), "verifications_finished": self.verifications,
+                "github_requests_per_s": round(self.github_requests_per_s, 1), "running_verifications": self.running}
 
 
-async def drive_busy(server: Server, body: bytes, connections: int, seconds: float) -> Busy:
-    await asyncio.to_thread(load_state, server, True)
-    before = await asyncio.to_thread(settle, server, VERIFICATIONS)
-    await _slice(server, body, connections, WARMUP_SECONDS, None)
-    tally, running = Tally(), []
-    start = time.perf_counter()
-    for _ in range(SLICES):
-        await _slice(server, body, connections, seconds / SLICES, tally)
-        running.append((await asyncio.to_thread(load_state, server))["running"])
+def github_requests(fake_url: str) -> int:
+    import httpx
+
+    return httpx.get(f"{fake_url}/_fake/stats", timeout=30).json()["requests"]
+
+
+async def drive_busy(busy: Server, bare: Server, fake_url: str, body: bytes, connections: int,
+                     seconds: float) -> dict[str, Load | Busy]:
+    """Once the busy App runs its 20 verifications, it and the bare endpoint take turns as in `drive` (the
+    verifications go on during the bare endpoint's turns: its figures are the floor on the machine as the
+    busy App leaves it)."""
+    await asyncio.to_thread(load_state, busy, True)
+    before = await asyncio.to_thread(settle, busy, VERIFICATIONS)
+    requests, start = await asyncio.to_thread(github_requests, fake_url), time.perf_counter()
+    runs = await drive({"busy": busy, "bare": bare}, body, connections, seconds)
     wall = time.perf_counter() - start
-    after = await asyncio.to_thread(load_state, server, False)
-    verified = after["verified"] - before["verified"]
-    return Busy(tally.load(), verified, verified / wall, min(running))
+    served = await asyncio.to_thread(github_requests, fake_url) - requests
+    after = await asyncio.to_thread(load_state, busy, False)
+    return {"busy": Busy(runs["busy"], after["verified"] - before["verified"], served / wall, after["running"]),
+            "bare_beside_busy": runs["bare"]}
 
 
 def compare(connections: int, seconds: float, new_db: Callable[[], str] | None = None,
             busy: bool = True) -> dict[str, Load | Busy]:
     """The bare endpoint and the bot under the same load, taking turns; then, with `busy`, the bot with 20
-    verifications running. `new_db` gives each bot an empty PostgreSQL database (its URL); without it
-    they record into SQLite files in a temporary directory."""
+    verifications running and the bare endpoint, taking turns. `new_db` gives each bot an empty PostgreSQL
+    database (its URL); without it they record into SQLite files in a temporary directory."""
     source = load_world()
     body = delivery_body(source)
     with tempfile.TemporaryDirectory(prefix="signoff-bench-") as tmp, contextlib.ExitStack() as stack:
@@ -437,21 +444,51 @@ def compare(connections: int, seconds: float, new_db: Callable[[], str] | None =
                     "load": {"github_url": url, "repo": repo, "installation": installation, "prs": prs}}
             server = start("busy", spec, workdir, stack)
             settle(server, 0)  # the start-up reconcile pass verifies every copy once: wait it out
-            result["busy"] = asyncio.run(drive_busy(server, body, connections, seconds))
+            result.update(asyncio.run(drive_busy(server, servers["bare"], url, body, connections, seconds)))
         return result
 
 
 def summary(runs: dict[str, Load | Busy], connections: int, seconds: float, database: str) -> dict[str, Any]:
     """The figures bench/run.py reports and checks, and each run in full."""
-    bot, bare, busy = runs["bot"], runs["bare"], runs.get("busy")
+    bot, bare = runs["bot"], runs["bare"]
     out: dict[str, Any] = {"bot_rps": round(bot.rps, 1), "bare_rps": round(bare.rps, 1),
                            "ratio": round(bot.rps / bare.rps, 3), "p99_ms": round(bot.p99_ms, 2),
                            "connections": connections, "seconds": seconds, "database": database,
+                           "verifications": VERIFICATIONS, "latency_ms": LATENCY_MS,
                            "bot": bot.to_json(), "bare": bare.to_json()}
-    if isinstance(busy, Busy):
-        out["busy_p99_ms"] = round(busy.load.p99_ms, 2)
-        out["busy"] = busy.to_json()
+    busy, beside = runs.get("busy"), runs.get("bare_beside_busy")
+    if isinstance(busy, Busy) and isinstance(beside, Load):
+        out.update(busy_p99_ms=round(busy.load.p99_ms, 2), busy=busy.to_json(), bare_beside_busy=beside.to_json())
     return out
+
+
+def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+            for row in rows]
+
+
+def table(r: dict[str, Any]) -> list[str]:
+    """`summary`'s figures as a table with its heading and the busy App's load."""
+    heading = (f"Webhook ingest ({r['database']}): {r['connections']} keep-alive connections in a closed loop, "
+               f"{r['seconds']:g} s per server in {SLICES} alternating slices, one uvicorn process each")
+    header = ("endpoint", "deliveries/s", "p50 ms", "p99 ms", "errors", "server CPU", "load gen CPU", "load avg")
+    rows = [header, tuple("-" * len(h) for h in header)]
+    named = [("bare FastAPI (the limit)", "bare"), ("signoff-bot, idle", "bot"),
+             ("bare FastAPI, beside the busy bot", "bare_beside_busy"),
+             (f"signoff-bot, {r['verifications']} verifications running", "busy")]
+    for name, key in named:
+        if key in r:
+            x = r[key]
+            rows.append((name, f"{x['rps']:.0f}", f"{x['p50_ms']:.2f}", f"{x['p99_ms']:.2f}", str(x["errors"]),
+                         f"{x['server_cpu_pct']:.0f}%", f"{x['client_cpu_pct']:.0f}%", f"{x['load_average']:.1f}"))
+    lines = [heading, "", *_aligned(rows), "", f"ratio (signoff-bot idle / bare): {r['ratio']:.2f}"]
+    if "busy" in r:
+        b = r["busy"]
+        lines.append(f"busy bot: {b['running_verifications']} verifications running against a fake GitHub at "
+                     f"{r['latency_ms']} ms a request, {b['github_requests_per_s']:.0f} GitHub requests/s, "
+                     f"{b['verifications_finished']} verifications finished in the window")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -473,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
             new_db = server.new_database
         runs = compare(args.connections, args.seconds, new_db, busy=not args.no_busy)
     result = summary(runs, args.connections, args.seconds, "postgresql" if args.postgres else "sqlite")
-    print(json.dumps(result, indent=2) if args.json else json.dumps(result))
+    print(json.dumps(result, indent=2) if args.json else "\n".join(table(result)))
     return 0
 
 
