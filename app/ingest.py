@@ -43,6 +43,16 @@ def _reply(status: int, **body) -> JSONResponse:
     return JSONResponse(body, status_code=status)
 
 
+def parse(raw: bytearray) -> object:
+    """The body's JSON. GitHub sends UTF-8, decoded here strictly: `json.loads` of the bytes decodes with
+    `surrogatepass`, which took a third of the parse's time. Anything else a JSON text may be (UTF-16 or
+    32, a BOM, encoded lone surrogates) goes to `json.loads` of the bytes, as before."""
+    try:
+        return json.loads(raw.decode())
+    except ValueError:
+        return json.loads(raw)
+
+
 class Ingest:
     def __init__(self, settings: Settings, metrics: Metrics, commits: GroupCommit, refused: Refused) -> None:
         self.settings, self.metrics, self.commits, self.refused = settings, metrics, commits, refused
@@ -82,7 +92,7 @@ class Ingest:
             metrics.deliveries.labels(event or "unknown", "bad_headers").inc()
             return _reply(400, error="X-GitHub-Event and X-GitHub-Delivery are required")
         try:
-            payload = json.loads(raw)
+            payload = parse(raw)
         except (ValueError, RecursionError):  # RecursionError: arrays or objects nested too deeply
             metrics.deliveries.labels(event, "bad_json").inc()
             return _reply(400, error="body is not JSON")

@@ -91,6 +91,22 @@ def test_a_burst_for_one_pr_coalesces_into_one_queued_job(store):
     assert '"event 49"' in queued[0]["payload"]
 
 
+def test_jobs_that_coalesce_in_one_call_are_merged_as_one_after_another(store, clock):
+    """What one transaction queues for one PR ends as separate calls would: the last payload and
+    installation, the earliest time (PostgreSQL refuses one statement that updates a row twice)."""
+    store.enqueue([verify(reason="early", delay=0)])
+    store.enqueue([JobSpec("verify", "o/r", 1, 8, {"reason": "a"}, delay=60),
+                   JobSpec("verify", "o/r", 1, 9, {"reason": "b"}, delay=30), verify(pr=2)])
+    assert store.record_deliveries([delivery("x"), delivery("y"), delivery("x")]) == [True, True, False]
+    queued = sorted(store.jobs("queued"), key=lambda j: j["pr"])
+    assert [(j["pr"], j["installation_id"], j["not_before"]) for j in queued] == [(1, 7, clock.now), (2, 7, clock.now)]
+    assert '"y"' in queued[0]["payload"]
+    store.enqueue([JobSpec("verify", "o/r", 3, 8, {"reason": "a"}, delay=60),
+                   JobSpec("verify", "o/r", 3, 9, {"reason": "b"}, delay=30)])
+    (third,) = [j for j in store.jobs("queued") if j["pr"] == 3]
+    assert (third["installation_id"], third["not_before"], third["payload"]) == (9, clock.now + 30, '{"reason": "b"}')
+
+
 def test_one_running_job_per_pr(store):
     store.enqueue([verify(), JobSpec("lint", "o/r", 1, 7)])
     first = store.lease("w1", 30)
