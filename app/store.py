@@ -36,12 +36,14 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, TypeVar
 
 CHECKPOINT_EVERY = 200  # writes between two WAL checkpoints
+ROWS_PER_STATEMENT = 64  # of a multi-row INSERT (SQLite binds at most 32,766 values in one)
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 SQLITE_SCHEME = "sqlite:///"  # sqlite:///relative/path, sqlite:////absolute/path
 MIN_FREE_BYTES = 64 * 1024 * 1024  # below this much free disk an SQLite database is about to refuse writes
+T = TypeVar("T")
 
 # Version n is SQLITE_MIGRATIONS[n - 1]; a database's PRAGMA user_version counts those it has.
 # A new table or column is a new version here and in app/store_pg.py's PG_MIGRATIONS.
@@ -122,6 +124,19 @@ RUNNABLE = """((j.state = 'queued' AND j.not_before <= ?) OR (j.state = 'running
                               AND r.state = 'running' AND r.lease_until > ?)"""
 
 
+class _Rejected(Exception):
+    """A statement of a batch of deliveries failed with `error` (the transaction is rolled back)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _chunks(rows: list[T]) -> list[list[T]]:
+    """`rows` in slices of at most ROWS_PER_STATEMENT, for multi-row statements."""
+    return [rows[i:i + ROWS_PER_STATEMENT] for i in range(0, len(rows), ROWS_PER_STATEMENT)]
+
+
 class SchemaTooNew(RuntimeError):
     """The database was migrated by a newer release; this one would misread it."""
 
@@ -154,9 +169,22 @@ class Job:
     waited: float = 0.0  # seconds this job spent waiting for GitHub's rate limit to reset
 
 
+@dataclass(frozen=True)
+class Delivery:
+    """A webhook delivery to record: `key` is hook target + X-GitHub-Delivery; `jobs` what it causes."""
+
+    key: str
+    event: str
+    action: str
+    repo: str
+    pr: int | None
+    jobs: list[JobSpec]
+
+
 class Store(Protocol):
     def record_delivery(self, key: str, event: str, action: str, repo: str, pr: int | None,
                         jobs: list[JobSpec]) -> bool: ...
+    def record_deliveries(self, deliveries: list[Delivery]) -> list[bool | Exception]: ...
     def enqueue(self, jobs: list[JobSpec]) -> None: ...
     def lease(self, owner: str, lease_seconds: float) -> Job | None: ...
     def heartbeat(self, job: Job, owner: str, lease_seconds: float) -> bool: ...
@@ -188,6 +216,7 @@ class SqlStore(abc.ABC):
 
     clock: Callable[[], float]
     Conflict: type[Exception]
+    Retry: tuple[type[Exception], ...] = ()  # errors after which `_tx` runs the whole transaction again
 
     @abc.abstractmethod
     def _tx(self, fn): ...
@@ -206,18 +235,44 @@ class SqlStore(abc.ABC):
     def record_delivery(self, key: str, event: str, action: str, repo: str, pr: int | None,
                         jobs: list[JobSpec]) -> bool:
         """Record a delivery and enqueue its jobs atomically; False if the delivery was seen before."""
+        result = self.record_deliveries([Delivery(key, event, action, repo, pr, jobs)])[0]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def record_deliveries(self, deliveries: list[Delivery]) -> list[bool | Exception]:
+        """Record deliveries with their jobs in one transaction, one commit for all (a group commit: the
+        commit, not the rows, is what a delivery costs), in two statements whatever their number (one
+        INSERT of the deliveries, one of the jobs of those seen for the first time). Each outcome is True,
+        False when the delivery was seen before, or the error that kept that delivery out: when the
+        database refuses a value, each delivery is recorded alone, so that only the one at fault is left
+        out. Raises when a transaction fails as a whole (it could not begin or commit)."""
         now = self.clock()
+        try:
+            return self._tx(lambda db: self._record(db, deliveries, now))
+        except _Rejected as rejected:
+            if len(deliveries) == 1:
+                return [rejected.error]
+        return [self.record_deliveries([d])[0] for d in deliveries]
 
-        def run(db) -> bool:
-            inserted = db.execute(
-                "INSERT INTO deliveries (key, event, action, repo, pr, received_at) VALUES (?,?,?,?,?,?) "
-                "ON CONFLICT DO NOTHING", (key, event, action, repo, pr, now)).rowcount
-            if not inserted:
-                return False
-            self._enqueue(db, jobs, now)
-            return True
-
-        return self._tx(run)
+    def _record(self, db, deliveries: list[Delivery], now: float) -> list[bool]:
+        try:
+            fresh: set[str] = set()
+            for chunk in _chunks(deliveries):
+                rows = db.execute("INSERT INTO deliveries (key, event, action, repo, pr, received_at) VALUES "
+                                  + ",".join(["(?,?,?,?,?,?)"] * len(chunk)) + " ON CONFLICT DO NOTHING RETURNING key",
+                                  tuple(v for d in chunk for v in (d.key, d.event, d.action, d.repo, d.pr, now)))
+                fresh.update(row["key"] for row in rows.fetchall())
+            outcomes = []
+            for d in deliveries:  # the same delivery twice in a batch: the first is new, the second a duplicate
+                outcomes.append(d.key in fresh)
+                fresh.discard(d.key)
+            self._enqueue(db, [job for d, new in zip(deliveries, outcomes) if new for job in d.jobs], now)
+        except self.Retry:
+            raise
+        except Exception as exc:  # a value the database refuses: the transaction is rolled back
+            raise _Rejected(exc) from exc
+        return outcomes
 
     def enqueue(self, jobs: list[JobSpec]) -> None:
         now = self.clock()
@@ -225,18 +280,28 @@ class SqlStore(abc.ABC):
 
     @staticmethod
     def _enqueue(db, jobs: list[JobSpec], now: float) -> None:
+        """Queue `jobs`, each coalesced with the queued job of its (repo, PR, kind, key): that one takes the
+        new payload and installation and keeps the earlier `not_before`. Jobs of one call that coalesce are
+        merged the same way first, in order: PostgreSQL refuses a statement that updates a row twice."""
+        merged: dict[tuple[str, int, str, str], tuple[JobSpec, float]] = {}
         for spec in jobs:
+            ident, not_before = (spec.repo, spec.pr, spec.kind, spec.key), now + spec.delay
+            if ident in merged:
+                not_before = min(not_before, merged[ident][1])
+            merged[ident] = (spec, not_before)
+        for chunk in _chunks(list(merged.values())):
             db.execute(
-                """INSERT INTO jobs (kind, repo, pr, key, installation_id, payload, state, not_before,
-                                     created_at, updated_at)
-                   VALUES (?,?,?,?,?,?, 'queued', ?, ?, ?)
-                   ON CONFLICT (repo, pr, kind, key) WHERE state = 'queued'
-                   DO UPDATE SET payload = excluded.payload, installation_id = excluded.installation_id,
-                                 not_before = CASE WHEN excluded.not_before < jobs.not_before
-                                                   THEN excluded.not_before ELSE jobs.not_before END,
-                                 updated_at = excluded.updated_at""",
-                (spec.kind, spec.repo, spec.pr, spec.key, spec.installation_id, json.dumps(spec.payload, sort_keys=True),
-                 now + spec.delay, now, now))
+                f"""INSERT INTO jobs (kind, repo, pr, key, installation_id, payload, state, not_before,
+                                      created_at, updated_at)
+                    VALUES {",".join(["(?,?,?,?,?,?, 'queued', ?, ?, ?)"] * len(chunk))}
+                    ON CONFLICT (repo, pr, kind, key) WHERE state = 'queued'
+                    DO UPDATE SET payload = excluded.payload, installation_id = excluded.installation_id,
+                                  not_before = CASE WHEN excluded.not_before < jobs.not_before
+                                                    THEN excluded.not_before ELSE jobs.not_before END,
+                                  updated_at = excluded.updated_at""",
+                tuple(v for spec, not_before in chunk
+                      for v in (spec.kind, spec.repo, spec.pr, spec.key, spec.installation_id,
+                                json.dumps(spec.payload, sort_keys=True), not_before, now, now)))
 
     def lease(self, owner: str, lease_seconds: float) -> Job | None:
         """Claim the next runnable job whose PR has no other live running job."""

@@ -129,6 +129,7 @@ class PostgresStore(SqlStore):
     """One PostgreSQL database shared by every process and machine running the App."""
 
     Conflict = errors.UniqueViolation
+    Retry = (errors.DeadlockDetected, errors.SerializationFailure)
 
     def __init__(self, url: str, clock=time.time, pool_size: int = 10, connect_timeout: float = 30.0):
         self.clock = clock
@@ -162,7 +163,7 @@ class PostgresStore(SqlStore):
     def _tx(self, fn: Callable[[_Db], T]) -> T:
         """Run `fn(db)` in one transaction, committed when it returns; again if it lost to a concurrent one."""
         for _ in range(TX_TRIES - 1):
-            with contextlib.suppress(errors.DeadlockDetected, errors.SerializationFailure):
+            with contextlib.suppress(*self.Retry):
                 return self._run(fn)
         return self._run(fn)
 

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from app.store import SQLITE_MIGRATIONS, JobSpec, SchemaTooNew, SqliteStore, open_store
+from app.store import SQLITE_MIGRATIONS, Delivery, JobSpec, SchemaTooNew, SqliteStore, open_store
 from app.store_pg import PG_MIGRATIONS, PostgresStore
 
 from .databases import query
@@ -64,12 +64,47 @@ def test_the_same_guid_for_another_hook_is_another_delivery(store):
     assert store.record_delivery("h2:t:guid", "issue_comment", "created", "o/r", 1, [verify()])
 
 
+def delivery(guid: str, pr: int = 1) -> Delivery:
+    return Delivery(f"h:t:{guid}", "issue_comment", "created", "o/r", pr, [verify(pr, delivery=guid)])
+
+
+def test_deliveries_committed_together_are_each_recorded_once(store):
+    assert store.record_deliveries([delivery("a"), delivery("b", 2), delivery("a")]) == [True, True, False]
+    assert store.record_deliveries([delivery("b", 2), delivery("c", 3)]) == [False, True]
+    assert sorted(j["pr"] for j in store.jobs("queued")) == [1, 2, 3]
+
+
+def test_a_delivery_the_database_cannot_take_is_left_out_alone(store):
+    too_big = Delivery("h:t:bad", "issue_comment", "created", "o/r", 2**70, [])  # no 64-bit integer
+    outcomes = store.record_deliveries([delivery("a"), too_big, delivery("b", 2)])
+    assert outcomes[0] is True and isinstance(outcomes[1], Exception) and outcomes[2] is True
+    assert sorted(j["pr"] for j in store.jobs("queued")) == [1, 2]
+    with pytest.raises(Exception):
+        store.record_delivery(too_big.key, too_big.event, too_big.action, too_big.repo, too_big.pr, [])
+
+
 def test_a_burst_for_one_pr_coalesces_into_one_queued_job(store):
     for n in range(50):
         store.enqueue([verify(reason=f"event {n}")])
     queued = store.jobs("queued")
     assert len(queued) == 1
     assert '"event 49"' in queued[0]["payload"]
+
+
+def test_jobs_that_coalesce_in_one_call_are_merged_as_one_after_another(store, clock):
+    """What one transaction queues for one PR ends as separate calls would: the last payload and
+    installation, the earliest time (PostgreSQL refuses one statement that updates a row twice)."""
+    store.enqueue([verify(reason="early", delay=0)])
+    store.enqueue([JobSpec("verify", "o/r", 1, 8, {"reason": "a"}, delay=60),
+                   JobSpec("verify", "o/r", 1, 9, {"reason": "b"}, delay=30), verify(pr=2)])
+    assert store.record_deliveries([delivery("x"), delivery("y"), delivery("x")]) == [True, True, False]
+    queued = sorted(store.jobs("queued"), key=lambda j: j["pr"])
+    assert [(j["pr"], j["installation_id"], j["not_before"]) for j in queued] == [(1, 7, clock.now), (2, 7, clock.now)]
+    assert '"y"' in queued[0]["payload"]
+    store.enqueue([JobSpec("verify", "o/r", 3, 8, {"reason": "a"}, delay=60),
+                   JobSpec("verify", "o/r", 3, 9, {"reason": "b"}, delay=30)])
+    (third,) = [j for j in store.jobs("queued") if j["pr"] == 3]
+    assert (third["installation_id"], third["not_before"], third["payload"]) == (9, clock.now + 30, '{"reason": "b"}')
 
 
 def test_one_running_job_per_pr(store):

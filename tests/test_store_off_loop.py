@@ -97,6 +97,6 @@ def test_every_store_call_of_the_app_is_made_off_the_event_loop(tmp_path):
             server.should_exit = True
             thread.join(20)
     assert store.on_loop == []
-    assert store.called >= {"record_delivery", "lease", "heartbeat", "complete", "enqueue", "verdict_for",
+    assert store.called >= {"record_deliveries", "lease", "heartbeat", "complete", "enqueue", "verdict_for",
                             "last_verdict", "pin_signoff", "record_decision", "record_verdict", "ping",
                             "queue_depth"}, store.called

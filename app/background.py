@@ -1,0 +1,73 @@
+"""The workers and the reconcile pass, on an event loop of their own in a thread of their own.
+
+A verification spends tens of milliseconds of CPU at a stretch (parsing
+GitHub's answers, the checks, rendering) between its awaits. On the webhook
+server's event loop that would hold every delivery's answer until it ends;
+on a loop of its own, the interpreter hands the webhook thread the GIL
+within its switch interval whenever it has work (app/server.py sets it to
+a millisecond), so a delivery waits for a verification's CPU at most that
+long at a time. The
+jobs' blocking store calls run on this loop's own thread pool, apart from
+the server's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from .jobs import Clients, JobRunner
+from .scheduling import yield_to_the_event_loop
+from .observability import Metrics
+from .settings import Settings
+from .store import Store
+from .worker import Reconciler, Refused, Worker
+
+START_SECONDS = 10.0
+
+
+class Background:
+    """`settings.workers` workers and the reconcile pass on the `signoff-bot jobs` thread."""
+
+    def __init__(self, settings: Settings, store: Store, clients: Clients, metrics: Metrics, refused: Refused):
+        self.settings, self.store, self.clients, self.metrics, self.refused = settings, store, clients, metrics, refused
+        self.tasks: list[asyncio.Task] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._started = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), name="signoff-bot jobs",
+                                        daemon=True)
+        self._thread.start()
+        if not self._started.wait(START_SECONDS):
+            raise RuntimeError("the jobs thread did not start")
+
+    async def _main(self) -> None:
+        yield_to_the_event_loop()  # and so do the threads of this loop's executor, started from here
+        self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
+        runner = JobRunner(self.settings, self.store, self.clients, self.metrics)
+        self.tasks = [asyncio.create_task(Worker(self.settings, self.store, runner, self.metrics).run_forever(self._stop))
+                      for _ in range(self.settings.workers)]
+        self.tasks.append(asyncio.create_task(
+            Reconciler(self.settings, self.store, self.clients, self.refused).run_forever(self._stop)))
+        self._started.set()
+        await self._stop.wait()
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    def stopped(self) -> int:
+        """How many of its tasks have stopped (none should, between `start` and `stop`)."""
+        if self._thread is None or not self._thread.is_alive():
+            return max(1, len(self.tasks))
+        return sum(task.done() for task in self.tasks)
+
+    def stop(self) -> None:
+        """Stop the workers (a job in flight is abandoned: its lease expires and it runs again) and wait."""
+        if self._thread is None:
+            return
+        if self._loop is not None and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join()

@@ -1,0 +1,24 @@
+"""How the App's own threads yield to the webhook's event loop, on Linux.
+
+The event loop hands work to the commit thread (app/group_commit.py) and the
+jobs run on a thread of their own (app/background.py). By default Linux lets
+a thread that is woken up preempt the thread that woke it: the event loop,
+still holding the GIL, is then taken off the CPU, and the woken thread can
+do nothing until it gets the GIL back. On a machine whose cores are all busy
+that costs the loop its turn on the CPU at every hand-over. A SCHED_BATCH
+thread is never preferred on wake-up (it still gets its fair share of CPU),
+so it runs when the loop waits, or on another core.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def yield_to_the_event_loop() -> None:
+    """Make the calling thread (and the threads it starts) SCHED_BATCH, where the system has it."""
+    if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_BATCH"):
+        try:
+            os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+        except OSError:  # a sandbox that forbids it: the threads run as any other
+            pass
