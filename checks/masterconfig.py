@@ -37,6 +37,7 @@ class MasterConfig:
         self.path = path
         self.text = text
         self._parsed: dict[str, LineDict] = {}
+        self._fields: dict[str, dict[str, str]] = {}
 
     @cached_property
     def blocks(self) -> dict[str, Block]:
@@ -75,8 +76,10 @@ class MasterConfig:
         """Top-level scalar fields of an entry (image, runner, framework, model-prefix, ...), cheaply.
 
         Read from the block's 2-space-indented `field: value` lines without a full
-        parse; used to scan every entry of a file (engine-first ordering).
+        parse; used to scan every entry of a file (engine-first ordering), so read once per entry.
         """
+        if key in self._fields:
+            return self._fields[key]
         block = self.blocks.get(key)
         out: dict[str, str] = {}
         if block is None:
@@ -86,6 +89,7 @@ class MasterConfig:
             if m and m.group(1) not in out:
                 value = re.sub(r"\s+#.*$", "", m.group(2)).strip().strip("'\"")
                 out[m.group(1)] = value
+        self._fields[key] = out
         return out
 
 

@@ -584,7 +584,7 @@ def _recipe_index(ctx: Context) -> Mapping[str, tuple[Naming, ...]]:
             if "CONFIG_FILE=" not in block.text:
                 continue
             old = base.blocks.get(key) if base else None
-            changed = old is None or _content(old.text) != _content(block.text)
+            changed = old is None or (old.text != block.text and _content(old.text) != _content(block.text))
             for m in _CONFIG_FILE.finditer(block.text):
                 found = recipe_target(ctx, m.group(2))
                 if found is None:
@@ -684,7 +684,7 @@ def _submitted(ctx: Context, files: tuple[str, ...]) -> tuple[list[tuple[str, di
         add(change.path, change.key, change.head, run)
     everywhere: set[str] = set()
     for path in files:
-        running = _entries_running(ctx, path)
+        running = _entries_running(ctx, path, MAX_RUNNING + 1)
         if len(running) > MAX_RUNNING:
             everywhere.add(path)
             continue
@@ -696,9 +696,10 @@ def _submitted(ctx: Context, files: tuple[str, ...]) -> tuple[list[tuple[str, di
     return [out[k] for k in sorted(out)], everywhere
 
 
-def _entries_running(ctx: Context, path: str) -> list[tuple[str, str, dict]]:
+def _entries_running(ctx: Context, path: str, limit: int) -> list[tuple[str, str, dict]]:
     """Head entries that may run `path`: those naming it as a recipe, those whose runner's launcher it is,
-    and those a benchmark script is named after (its model prefix)."""
+    and those a benchmark script is named after (its model prefix); the first `limit` that parse (a file
+    run by more is not followed, so the rest need not be parsed)."""
     keys: set[tuple[str, str]] = {(n.config_path, n.key) for n in recipe_index(ctx).get(path, ())}
     name = posixpath.basename(path)
     launcher = path.startswith("runners/")
@@ -711,6 +712,8 @@ def _entries_running(ctx: Context, path: str) -> list[tuple[str, str, dict]]:
                 keys.add((config_path, key))
     out = []
     for config_path, key in sorted(keys):
+        if len(out) >= limit:
+            break
         try:
             entry = ctx.head_configs[config_path].entry(key)
         except YamlProblem:
