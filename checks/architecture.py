@@ -88,6 +88,8 @@ _SHELL_WRITE = re.compile(r"\bsed\s+(?:-[a-zA-Z]*i|--in-place)|\bjq\b.*>|>\s*[\"
 _PY_WRITE = re.compile(r"json\.dump|\.write_text\(|\.write\(|open\([^)]*[\"'][wa]b?\+?[\"']")
 _CONFIG_SAVE = re.compile(r"\.(?:save_pretrained|to_json_file)\(")  # writes config.json without naming it
 _SWITCH = re.compile(r"--[\w-]+|\b[A-Z][A-Z0-9_]*(?=\s*[=:])")
+# Literal parts every match of a pattern holds, tested first: most lines hold none (a master config's).
+_ARCH_PARTS = tuple({max(f.split("_"), key=len) for f in ARCH_FIELDS})
 _SKIPPED = ("layer", "index", "expert", "head")
 
 
@@ -130,8 +132,15 @@ def _lines(ctx: Context, path: str, text: str, wanted: set[int]) -> dict[int, Sh
     return {n: ShellLine.alone(n, raw[n - 1]) for n in wanted if n <= len(raw)}
 
 
+def _overrides(code: str) -> re.Match | None:
+    """`_OVERRIDE.search(code)`; an ASCII line without "override" in any case cannot match."""
+    if code.isascii() and "override" not in code.lower():
+        return None
+    return _OVERRIDE.search(code)
+
+
 def _override(ln: ShellLine) -> _Hit | None:
-    m = _OVERRIDE.search(ln.code)
+    m = _overrides(ln.code)
     if not m:
         return None
     flag, dotted, value = m.group(1), m.group(2), m.group(3).strip().strip("'\"")
@@ -157,16 +166,16 @@ def _line_hit(ln: ShellLine) -> _Hit | None:
     hit = _override(ln)
     if hit is not None:
         return hit
-    if _OVERRIDE.search(code):
+    if _overrides(code):
         return None  # a native-mode override: its keys are allowed
-    m = _ARCH_KEY.search(code)
+    m = _ARCH_KEY.search(code) if any(part in code for part in _ARCH_PARTS) else None
     if m:
         shown = m.group(0).strip()
         return _Hit(0, shown, f"`{shown}` changes the model architecture ({m.group(1)}); "
                               "serve the checkpoint's native layers/experts/heads")
-    if _CONFIG_JSON.search(code) and _SHELL_WRITE.search(code):
+    if "config.json" in code and _CONFIG_JSON.search(code) and _SHELL_WRITE.search(code):
         return _config_edit(code.strip(), shell_config_edits(code), "edits")
-    for m in _SWITCH.finditer(code):
+    for m in _SWITCH.finditer(code) if "skip" in code.lower() else ():
         token = m.group(0).lower()
         if "skip" in token and any(part in token for part in _SKIPPED):
             return _Hit(0, m.group(0), f"`{m.group(0)}` skips model computation; remove it")

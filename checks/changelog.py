@@ -13,7 +13,9 @@ benchmark change:
 Parsing it whole costs more than a verdict may, so `Changelog` splits the
 text into one block per top-level `- ` item (an item starts at column 0)
 and parses an entry only when asked, with line numbers offset to the file.
-`diff` aligns the entries of base and head by their text: entries the PR
+`diff` aligns the entries of base and head by their text, cutting only those
+between the start and end the two texts share (a PR touches a few of ~700
+entries): entries the PR
 adds (`ChangelogDiff.new`), entries it edits or deletes
 (`ChangelogDiff.removed`), and whether every new entry sits after the last
 historical one (`ChangelogDiff.misplaced`). The split needs what
@@ -23,12 +25,13 @@ is reported as `Changelog.problem`, with its line.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import fnmatch
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .yamlload import LineDict, LineList, YamlProblem, load
 
@@ -92,43 +95,59 @@ class Entry:
 
 
 class Changelog:
-    """perf-changelog.yaml at one commit."""
+    """perf-changelog.yaml at one commit. Its entries are cut from the text when asked for (`entry`), so a
+    diff reads only those around what the PR changed."""
 
     def __init__(self, path: str, text: str):
         self.path = path
         self.text = text
+        self._built: dict[int, Entry] = {}
 
     @cached_property
-    def _split(self) -> tuple[tuple[Entry, ...], YamlProblem | None]:
-        text = "\n" + self.text  # every line, the first too, starts after a newline
-        starts = [m.start() + 1 for m in _ITEM.finditer(text)]
-        cut = starts[0] if starts else len(text)
-        problem = None
-        bad = _BAD_PREAMBLE.search(text[:cut - 1] if starts else text)
-        if bad is not None:
-            problem = YamlProblem(text.count("\n", 0, bad.start() + 1), "expected a list of `- ` entries at column 0")
-        else:
-            bad = _BAD_BETWEEN.search(text, cut - 1)
-            if bad is not None:
-                problem = YamlProblem(text.count("\n", 0, bad.start() + 1),
-                                      "unexpected text at column 0 between changelog entries")
-        entries = []
-        line = text.count("\n", 0, cut)
-        for n, start in enumerate(starts):
+    def _padded(self) -> str:
+        return "\n" + self.text  # every line, the first too, starts after a newline
+
+    @cached_property
+    def starts(self) -> list[int]:
+        """Where each entry's `- ` is in "\n" + text (an item starts at column 0)."""
+        return [m.start() + 1 for m in _ITEM.finditer(self._padded)]
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def entry(self, n: int, line: int | None = None) -> Entry:
+        """The `n`th entry (0-based); `line`, when the caller knows it, is the line of its `- `."""
+        if n not in self._built:
+            text, starts = self._padded, self.starts
+            start = starts[n]
             end = starts[n + 1] if n + 1 < len(starts) else len(text)
             body = text[start:end].rstrip()
-            entries.append(Entry(n, line, line + body.count("\n"), body + "\n"))
-            line += text.count("\n", start, end)
-        return tuple(entries), problem
+            line = text.count("\n", 0, start) if line is None else line
+            self._built[n] = Entry(n, line, line + body.count("\n"), body + "\n")
+        return self._built[n]
 
-    @property
+    @cached_property
     def entries(self) -> tuple[Entry, ...]:
-        return self._split[0]
+        text, starts, out = self._padded, self.starts, []
+        line = text.count("\n", 0, starts[0]) if starts else 0
+        for n, start in enumerate(starts):
+            out.append(self.entry(n, line))
+            line += text.count("\n", start, starts[n + 1] if n + 1 < len(starts) else len(text))
+        return tuple(out)
 
-    @property
+    @cached_property
     def problem(self) -> YamlProblem | None:
         """Why the text is not a plain block list of entries (first offending line), if it is not."""
-        return self._split[1]
+        text, starts = self._padded, self.starts
+        cut = starts[0] if starts else len(text)
+        bad = _BAD_PREAMBLE.search(text[:cut - 1] if starts else text)
+        if bad is not None:
+            return YamlProblem(text.count("\n", 0, bad.start() + 1), "expected a list of `- ` entries at column 0")
+        bad = _BAD_BETWEEN.search(text, cut - 1)
+        if bad is not None:
+            return YamlProblem(text.count("\n", 0, bad.start() + 1),
+                               "unexpected text at column 0 between changelog entries")
+        return None
 
 
 @dataclass(frozen=True)
@@ -149,27 +168,70 @@ class ChangelogDiff:
 
 def diff(base: Changelog, head: Changelog) -> ChangelogDiff:
     """Align the entries of `base` and `head` by text (a diff over entries, not lines)."""
-    b, h = base.entries, head.entries
-    bk, hk = [e.key for e in b], [e.key for e in h]
-    lo = 0  # the common head and tail are kept as they are; only the middle is aligned
-    while lo < len(bk) and lo < len(hk) and bk[lo] == hk[lo]:
+    nb, nh = len(base), len(head)
+    same_first, same_last = _same_ends(base, head)
+    lo = min(same_first, nb, nh)  # the common head and tail are kept as they are; only the middle is aligned
+    while lo < nb and lo < nh and base.entry(lo).key == head.entry(lo).key:
         lo += 1
-    hi = 0
-    while hi < len(bk) - lo and hi < len(hk) - lo and bk[-1 - hi] == hk[-1 - hi]:
+    hi = min(same_last, nb - lo, nh - lo)
+    while hi < nb - lo and hi < nh - lo and base.entry(nb - 1 - hi).key == head.entry(nh - 1 - hi).key:
         hi += 1
-    matcher = difflib.SequenceMatcher(None, bk[lo:len(bk) - hi], hk[lo:len(hk) - hi], autojunk=False)
+    b = base.entries[lo:nb - hi] if nb - hi - lo > _FEW else [base.entry(i) for i in range(lo, nb - hi)]
+    h = head.entries[lo:nh - hi] if nh - hi - lo > _FEW else [head.entry(i) for i in range(lo, nh - hi)]
+    matcher = difflib.SequenceMatcher(None, [e.key for e in b], [e.key for e in h], autojunk=False)
     new: list[Entry] = []
     removed: list[Entry] = []
-    last_kept = len(h) - 1 if hi else lo - 1
+    last_kept = nh - 1 if hi else lo - 1
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal" and not hi:
             last_kept = lo + j2 - 1
         if tag in ("delete", "replace"):
-            removed.extend(b[lo + i1:lo + i2])
+            removed.extend(b[i1:i2])
         if tag in ("insert", "replace"):
-            new.extend(h[lo + j1:lo + j2])
+            new.extend(h[j1:j2])
     misplaced = tuple(e for e in new if e.index < last_kept)
     return ChangelogDiff(base, head, tuple(new), tuple(removed), misplaced)
+
+
+_FEW = 64  # entries cut one by one; more are cut in one pass over the file
+
+
+def _same_ends(base: Changelog, head: Changelog) -> tuple[int, int]:
+    """How many entries at the start and at the end of the two files are the same text, found from the
+    longest common prefix and suffix of the texts (an entry starts where a line starts with `- `, which the
+    line and the two characters after its newline decide)."""
+    a, b = base._padded, head._padded
+    la, lb = len(a), len(b)
+    prefix = _common(min(la, lb), lambda k, m: a[k:m] == b[k:m])
+    suffix = _common(min(la, lb), lambda k, m: a[la - m:la - k] == b[lb - m:lb - k])
+    starts = base.starts
+    first = max(0, bisect.bisect_left(starts, prefix - 1) - 1)  # entries followed by a start both files have
+    last = len(starts) - bisect.bisect_left(starts, la - suffix + 1)  # entries whose newline is shared
+    return first, last
+
+
+_CHUNK = 4096  # characters compared at a time: a slice of a long non-ASCII text costs as much as the text
+
+
+def _common(n: int, same: Callable[[int, int], bool]) -> int:
+    """The largest m <= n whose first m characters agree, for a `same(k, m)` that compares characters k to m
+    (k already known to agree): chunk by chunk, then halving the chunk that differs."""
+    k = m = 0
+    while k < n:
+        m = min(k + _CHUNK, n)
+        if not same(k, m):
+            break
+        k = m
+    else:
+        return n
+    lo, hi = k, m - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if same(k, mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def diff_texts(path: str, base_text: str | None, head_text: str | None) -> ChangelogDiff:

@@ -99,7 +99,7 @@ def check(ctx: Context) -> CheckResult:
     if text is None:
         return CheckResult(NUMBER, NAME, Status.NA,
                            f"{path} is not on the base branch: there is no checklist template to hold the sign-off to")
-    template = signoff.template(text)
+    template = signoff.checklist_template(ctx)
     if template is None:
         return _fail(f"cannot decide: {path} has no \"Template\" heading, so the sign-off cannot be checked against "
                      f"the template")
@@ -161,6 +161,11 @@ def _words(text: str, vocabulary: list[str], typos: dict[str, str]) -> tuple[str
 def _score(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     short, long_ = sorted((len(a), len(b)))
     if not short or short < COVER_MIN_LENGTH * long_:
+        return 0.0  # neither measure can reach THRESHOLD
+    if a == b:
+        return 1.0
+    shared = sum((Counter(a) & Counter(b)).values())  # no more words can match than the two have in common
+    if max(2 * shared / (len(a) + len(b)), shared / short) < THRESHOLD:
         return 0.0  # neither measure can reach THRESHOLD
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     same = sum(block.size for block in matcher.get_matching_blocks())

@@ -21,6 +21,17 @@ from .yamlload import LineDict, YamlProblem, load
 
 _TOP_KEY = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-][^:#]*?))\s*:(?:\s|$)""")
 _FIELD = re.compile(r"""^  ([A-Za-z][\w.-]*)\s*:\s*(.*?)\s*$""")
+_COMMENT = re.compile(r"\s+#.*$")
+# Lines that may hold a top-level key or a field (after their "\n"), found by one scan of the text when "\n"
+# is its only line break; else every line is read, as `str.splitlines` cuts them.
+_KEY_LINE = re.compile(r"\n[^ \t#\n\r-][^\n]*")
+_FIELD_LINE = re.compile(r"\n  [A-Za-z][^\n]*")
+_OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def _other_breaks(text: str) -> bool:
+    """Whether `text` breaks lines otherwise than with "\n" (as `str.splitlines` sees it)."""
+    return any(c in text for c in _OTHER_BREAKS)
 
 
 @dataclass(frozen=True)
@@ -37,9 +48,28 @@ class MasterConfig:
         self.path = path
         self.text = text
         self._parsed: dict[str, LineDict] = {}
+        self._fields: dict[str, dict[str, str]] = {}
 
     @cached_property
     def blocks(self) -> dict[str, Block]:
+        if _other_breaks(self.text):
+            return self._blocks_by_line()
+        text = "\n" + self.text  # every line starts after a "\n"; offsets in it are one past the file's
+        starts: list[tuple[int, int, str]] = []  # (offset of the line in the file, its 0-based number, key)
+        line, counted = 0, 0
+        for found in _KEY_LINE.finditer(text):
+            m = _TOP_KEY.match(found.group()[1:])
+            if m:
+                line += text.count("\n", counted + 1, found.start() + 1)
+                counted = found.start()
+                starts.append((found.start(), line, next(g for g in m.groups() if g is not None).strip()))
+        blocks: dict[str, Block] = {}
+        for n, (offset, i, key) in enumerate(starts):
+            end = starts[n + 1][0] if n + 1 < len(starts) else len(self.text)
+            blocks.setdefault(key, Block(key, i + 1, self.text[offset:end]))
+        return blocks
+
+    def _blocks_by_line(self) -> dict[str, Block]:
         lines = self.text.splitlines(keepends=True)
         starts: list[tuple[int, str]] = []
         for i, line in enumerate(lines):
@@ -75,17 +105,23 @@ class MasterConfig:
         """Top-level scalar fields of an entry (image, runner, framework, model-prefix, ...), cheaply.
 
         Read from the block's 2-space-indented `field: value` lines without a full
-        parse; used to scan every entry of a file (engine-first ordering).
+        parse; used to scan every entry of a file (engine-first ordering), so read once per entry.
         """
+        if key in self._fields:
+            return self._fields[key]
         block = self.blocks.get(key)
         out: dict[str, str] = {}
         if block is None:
             return out
-        for line in block.text.splitlines()[1:]:
+        text = block.text
+        lines = text.splitlines()[1:] if _other_breaks(text) else (
+            found.group()[1:] for found in _FIELD_LINE.finditer(text))
+        for line in lines:
             m = _FIELD.match(line)
             if m and m.group(1) not in out:
-                value = re.sub(r"\s+#.*$", "", m.group(2)).strip().strip("'\"")
+                value = _COMMENT.sub("", m.group(2)).strip().strip("'\"")
                 out[m.group(1)] = value
+        self._fields[key] = out
         return out
 
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import pycode
 from .scriptpaths import repo_path
@@ -542,10 +542,12 @@ def python_file_sites(path: str, text: str) -> list[Site]:
 def line_sites(path: str, lines: list[tuple[int, str]], read) -> list[Site]:
     """Lines read alone as shell commands (a master config's added lines, a Dockerfile's `RUN`s)."""
     sites: list[Site] = []
+    alone: dict[str, list[Site]] = {}  # code -> its sites as line 1: a master config repeats its lines
     for n, raw in lines:
         code = line_code(raw)
         if not code.strip():
             continue
-        reading = ScriptReader(path, Script(code), read, MAX_DEPTH, n - 1).sites()
-        sites += reading.sites
+        if code not in alone:
+            alone[code] = ScriptReader(path, Script(code), read, MAX_DEPTH).sites().sites
+        sites += [replace(site, line=site.line + n - 1, end=site.end + n - 1) for site in alone[code]]
     return sites

@@ -197,8 +197,8 @@ def _recipe_item(ctx: Context) -> _RecipeItem | None:
     found = ctx.policy_file(ctx.policy.checklist)
     if found is None:
         return None
-    path, text = found
-    template = signoff.template(text)
+    path = found[0]
+    template = signoff.checklist_template(ctx)
     for item in template.items if template is not None else ():
         m = _SINGLE_NODE_RECIPE.search(markdown.unlink(item.text))
         if m is None:
@@ -572,7 +572,7 @@ def _judge(subject: _Subject, linked: list[_Linked], labels: str) -> _Verdict:
 def _placeholder(ctx: Context, detail: str) -> bool:
     """Whether the detail section is still the checklist template's placeholder text."""
     found = ctx.policy_file(ctx.policy.checklist)
-    template = signoff.template(found[1]) if found is not None and detail else None
+    template = signoff.checklist_template(ctx) if found is not None and detail else None
     if template is None or not template.detail:
         return False
 

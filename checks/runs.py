@@ -65,7 +65,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from . import hardware
 from .context import Context
@@ -568,32 +568,83 @@ class Naming:
     eval_only: bool  # named only by EVAL_CONFIG_FILE
 
 
-def recipe_index(ctx: Context) -> Mapping[str, tuple[Naming, ...]]:
+def recipe_index(ctx: Context) -> RecipeIndex:
     """recipe path -> the head entries naming it: a textual scan of the blocks (nothing parsed), so every
     recipe's entries are known without parsing 12,000-line master configs."""
-    return ctx.once(_recipe_index)
+    return ctx.once(RecipeIndex)
 
 
-def _recipe_index(ctx: Context) -> Mapping[str, tuple[Naming, ...]]:
-    index: dict[str, dict[tuple[str, str], Naming]] = {}
-    for cfg_path, cfg in sorted(ctx.head_configs.items()):
-        if "CONFIG_FILE=" not in cfg.text:
-            continue
-        base = ctx.base_configs.get(cfg_path)
-        for key, block in cfg.blocks.items():
-            if "CONFIG_FILE=" not in block.text:
+class RecipeIndex:
+    """Which head entries name a recipe with CONFIG_FILE or EVAL_CONFIG_FILE, read from the blocks' text. A
+    recipe's entries are looked for when it is asked about, in the blocks whose text holds its file name
+    (a value names its file as written, whatever the folders around it); asked about more than a few, every
+    block's values are resolved once. `named_by_changes` reads the blocks that differ from base."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self._found: dict[str, tuple[Naming, ...]] = {}
+        self._all: dict[str, tuple[Naming, ...]] | None = None
+        self._blocks: list[tuple[str, str, str, bool]] = []  # (config path, key, text, changed) naming some file
+        self._targets: dict[int, list[tuple[str, bool]]] = {}  # block -> (recipe path, EVAL_) of each value
+        for cfg_path, cfg in sorted(ctx.head_configs.items()):
+            if "CONFIG_FILE=" not in cfg.text:
                 continue
-            old = base.blocks.get(key) if base else None
-            changed = old is None or _content(old.text) != _content(block.text)
-            for m in _CONFIG_FILE.finditer(block.text):
-                found = recipe_target(ctx, m.group(2))
-                if found is None:
+            base = ctx.base_configs.get(cfg_path)
+            for key, block in cfg.blocks.items():
+                if "CONFIG_FILE=" not in block.text:
                     continue
-                by_entry = index.setdefault(found[0], {})
+                old = base.blocks.get(key) if base else None
+                changed = old is None or (old.text != block.text and _content(old.text) != _content(block.text))
+                self._blocks.append((cfg_path, key, block.text, changed))
+
+    def get(self, path: str, default: tuple[Naming, ...] = ()) -> tuple[Naming, ...]:
+        if path not in self._found:
+            self._found[path] = self._look_up(path)
+        return self._found[path] or default
+
+    def _look_up(self, path: str) -> tuple[Naming, ...]:
+        if self._all is None and len(self._found) >= _FEW_RECIPES:
+            self._all = self._naming(range(len(self._blocks)))
+        if self._all is not None:
+            return self._all.get(path, ())
+        name = posixpath.basename(path)
+        holding = (i for i, (_cfg, _key, text, _changed) in enumerate(self._blocks) if name in text)
+        return self._naming(holding, path).get(path, ())
+
+    def __getitem__(self, path: str) -> tuple[Naming, ...]:
+        found = self.get(path)
+        if not found:
+            raise KeyError(path)
+        return found
+
+    def named_by_changes(self) -> tuple[str, ...]:
+        """The recipe paths the blocks that differ from base name, in file and line order."""
+        changed = (i for i, (_c, _k, _t, ch) in enumerate(self._blocks) if ch)
+        return tuple(dict.fromkeys(path for i in changed for path, _eval in self._block_targets(i)))
+
+    def _naming(self, blocks: Iterable[int], only: str | None = None) -> dict[str, tuple[Naming, ...]]:
+        """recipe path -> the entries naming it among `blocks` (in order), for every path or `only`."""
+        index: dict[str, dict[tuple[str, str], Naming]] = {}
+        for i in blocks:
+            cfg_path, key, _text, changed = self._blocks[i]
+            for path, evals in self._block_targets(i):
+                if only is not None and path != only:
+                    continue
+                by_entry = index.setdefault(path, {})
                 prior = by_entry.get((cfg_path, key))
-                eval_only = bool(m.group(1)) and (prior is None or prior.eval_only)
+                eval_only = evals and (prior is None or prior.eval_only)
                 by_entry[(cfg_path, key)] = Naming(cfg_path, key, changed, eval_only)
-    return {path: tuple(refs.values()) for path, refs in index.items()}
+        return {path: tuple(refs.values()) for path, refs in index.items()}
+
+    def _block_targets(self, i: int) -> list[tuple[str, bool]]:
+        if i not in self._targets:
+            found = ((recipe_target(self.ctx, m.group(2)), bool(m.group(1)))
+                     for m in _CONFIG_FILE.finditer(self._blocks[i][2]))
+            self._targets[i] = [(target[0], evals) for target, evals in found if target is not None]
+        return self._targets[i]
+
+
+_FEW_RECIPES = 16  # recipes looked for one by one; asked about more, every block is resolved
 
 
 def _content(text: str) -> list[str]:
@@ -684,7 +735,7 @@ def _submitted(ctx: Context, files: tuple[str, ...]) -> tuple[list[tuple[str, di
         add(change.path, change.key, change.head, run)
     everywhere: set[str] = set()
     for path in files:
-        running = _entries_running(ctx, path)
+        running = _entries_running(ctx, path, MAX_RUNNING + 1)
         if len(running) > MAX_RUNNING:
             everywhere.add(path)
             continue
@@ -696,9 +747,10 @@ def _submitted(ctx: Context, files: tuple[str, ...]) -> tuple[list[tuple[str, di
     return [out[k] for k in sorted(out)], everywhere
 
 
-def _entries_running(ctx: Context, path: str) -> list[tuple[str, str, dict]]:
+def _entries_running(ctx: Context, path: str, limit: int) -> list[tuple[str, str, dict]]:
     """Head entries that may run `path`: those naming it as a recipe, those whose runner's launcher it is,
-    and those a benchmark script is named after (its model prefix)."""
+    and those a benchmark script is named after (its model prefix); the first `limit` that parse (a file
+    run by more is not followed, so the rest need not be parsed)."""
     keys: set[tuple[str, str]] = {(n.config_path, n.key) for n in recipe_index(ctx).get(path, ())}
     name = posixpath.basename(path)
     launcher = path.startswith("runners/")
@@ -711,6 +763,8 @@ def _entries_running(ctx: Context, path: str) -> list[tuple[str, str, dict]]:
                 keys.add((config_path, key))
     out = []
     for config_path, key in sorted(keys):
+        if len(out) >= limit:
+            break
         try:
             entry = ctx.head_configs[config_path].entry(key)
         except YamlProblem:

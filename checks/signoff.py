@@ -166,6 +166,17 @@ def template(text: str) -> Template | None:
     return Template(tuple(replace(i, line=i.line + first - 1) for i in items), detail, first)
 
 
+def checklist_template(ctx) -> Template | None:
+    """`template` of the checklist file on the base branch (None without the file or its heading), read
+    once per Context: the checklist and recipe-link checks both hold the sign-off to it."""
+    return ctx.once(_checklist_template)
+
+
+def _checklist_template(ctx) -> Template | None:
+    text = ctx.snap.policy.get(ctx.policy.checklist)
+    return template(text) if text is not None else None
+
+
 def _checklist(doc: markdown.Document) -> tuple[tuple[ChecklistItem, ...], str, bool, tuple[str, ...]]:
     """(task items above the detail heading, the detail text, whether there is a detail heading, its
     paragraphs). The heading is the first line of text that is one (`is_detail_heading`); the section

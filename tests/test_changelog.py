@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -152,6 +154,24 @@ def test_never_raises_and_lines_increase(base, head):
             e.data
         except YamlProblem:
             pass
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["", "  x: é\n", "- k: ü\n", "-\n", "# c\n", " \n"]), max_size=6),
+       st.integers(0, 400), st.integers(0, 400), st.integers(0, 3))
+def test_a_change_among_long_entries_reads_as_the_whole_files_do(edit, at, count, gap):
+    """The diff cuts only the entries around the change (the ends shared by the texts are skipped, in chunks
+    of thousands of characters): what it finds is what aligning every entry of both files finds."""
+    entries = [entry(f"k{n}-é", n) + "\n" * gap for n in range(count + 20)]
+    base = "".join(entries)
+    head = "".join(entries[:at] + edit + entries[at:])
+    d = diff_texts("p", base, head)
+    b, h = Changelog("p", base).entries, Changelog("p", head).entries
+    bk, hk = [e.key for e in b], [e.key for e in h]
+    ops = difflib.SequenceMatcher(None, bk, hk, autojunk=False).get_opcodes()
+    assert list(d.removed) == [e for tag, i1, i2, _j1, _j2 in ops if tag in ("delete", "replace") for e in b[i1:i2]]
+    assert list(d.new) == [e for tag, _i1, _i2, j1, j2 in ops if tag in ("insert", "replace") for e in h[j1:j2]]
+    assert d.head.entries == h and d.base.entries == b
 
 
 def test_deterministic():

@@ -31,6 +31,13 @@ def test_undefined_alias_is_a_finding():
     assert rule.problem_of("a: &x 1\n---\nb: *x\n") is not None
 
 
+def test_an_alias_is_found_wherever_a_node_can_start_and_a_star_in_a_scalar_is_none():
+    for text in ('{"a":*m}\n', "\ufeff*m\n", "x: [1,*m]\n", "? *m\n: 1\n", "--- *m\n", "a:\r  *m\n", "- - *m\n"):
+        problem = rule.problem_of(text)
+        assert problem is not None and "undefined alias" in problem.message, text
+    assert rule.problem_of("a: CONC * (1 + n)\nb: '*m'\nc: \"x *m\"\n# *m\n") is None
+
+
 def test_valid_and_non_yaml_files_pass():
     c = ctx(files=[changed("configs/x.yaml", None, "a: [1, 2]\n"), changed("run.sh", None, "a: [\n"),
                    changed("gone.yaml", "a: [\n", None)])

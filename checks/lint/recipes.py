@@ -210,14 +210,18 @@ class _State:
         """(recipe path, selector) a CONFIG_FILE value names (`runs.recipe_target`); None for an empty one."""
         return runs.recipe_target(self.ctx, setting)
 
+    def entries_naming(self, path: str) -> tuple[tuple[str, str, bool], ...]:
+        """(master config path, key, entry changed) of every entry naming recipe `path` at head with
+        CONFIG_FILE (`runs.recipe_index`: a textual scan, nothing parsed)."""
+        return tuple((n.config_path, n.key, n.changed) for n in runs.recipe_index(self.ctx).get(path)
+                     if not n.eval_only)
+
     @cached_property
     def naming(self) -> dict[str, tuple[tuple[str, str, bool], ...]]:
-        """recipe path -> (master config path, key, entry changed) of every entry naming it at head with
-        CONFIG_FILE (`runs.recipe_index`: a textual scan, nothing parsed; `linked_points` parses only entries
-        whose recipes exist)."""
-        return {path: refs for path, refs in (
-            (path, tuple((n.config_path, n.key, n.changed) for n in namings if not n.eval_only))
-            for path, namings in runs.recipe_index(self.ctx).items()) if refs}
+        """`entries_naming` of the recipes changed entries name and of the recipes the PR changes: the
+        points the rules judge (`linked_points` parses only entries whose recipes exist)."""
+        paths = runs.recipe_index(self.ctx).named_by_changes() + tuple(r.path for r in self.changed_recipes)
+        return {path: refs for path in dict.fromkeys(paths) if (refs := self.entries_naming(path))}
 
     @cached_property
     def named_by_changes(self) -> tuple[str, ...]:
@@ -301,7 +305,7 @@ def linked_points(ctx: Context) -> tuple[PointRef, ...]:
 
 def entries_naming(ctx: Context, path: str) -> tuple[tuple[str, str, bool], ...]:
     """(master config path, key, entry changed) of every master entry whose points name recipe `path`."""
-    return state(ctx).naming.get(path, ())
+    return state(ctx).entries_naming(path)
 
 
 def changelog_diff(ctx: Context) -> changelog.ChangelogDiff | None:
