@@ -7,6 +7,7 @@ import yaml
 
 from checks import sweep
 from checks.policy import Policy
+from checks.registry import rules_of
 from checks.result import Status
 from checks.snapshot import CheckRun
 from tests.builders import HEAD, changed, comment, ctx, pr
@@ -277,6 +278,6 @@ def test_shared_world_agrees(world):
     want = (expected.get("checks") or {}).get(sweep.NUMBER)
     if want is None:
         pytest.skip("expected.yaml does not assert check 1")
-    snap = snapshot_from_world(World.load(world), modules=(sweep, evals))
+    snap = snapshot_from_world(World.load(world), rules=rules_of(sweep, evals))
     result = sweep.check(Context(snap))
     assert result.status.value == want, result.reason
