@@ -29,7 +29,8 @@ from .jobs import Clients, JobRunner
 from .observability import Metrics
 from .publish import CHECK_NAME
 from .settings import Settings
-from .store import Store, open_store
+from .store import Store
+from .stores import open_store
 from .webhooks import HANDLED, Unusable, route, signature_ok
 from .worker import Reconciler, Refused, Worker
 

@@ -11,7 +11,7 @@ same inference-engine image the PR will publish numbers for.
 Deterministic rule:
 - The run audited is the one pinned by the effective authorized
   `/reuse-sweep-run <id>` (the last authorized one, `checks.commands`), else
-  the run behind Check 1's passing eval lanes (`sweep.passing_run`); with
+  the run behind Check 1's passing eval lanes (`sweeps.passing_run`); with
   neither: FAIL, following from Check 1. A pinned run must have run on a
   commit currently in this PR (the reuse gate rejects any other).
 - Eval rows are the JSON lists in files `agg_eval_*.json` (as written by
@@ -61,7 +61,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from . import commands, hardware, sweep
+from . import commands, hardware, sweeps
 from .context import Context
 from .evidence import MISSING
 from .masterconfig import EntryChange, MasterConfig, search_points
@@ -155,7 +155,7 @@ def target(ctx: Context) -> Target | None:
     if pin is not None and pin.run_id is not None:
         run = ctx.need.run(pin.run_id)
         return Target(pin.run_id, run.head_sha if run else None, pin)
-    passing = sweep.passing_run(ctx)
+    passing = sweeps.passing_run(ctx)
     if passing is None or passing[1] is None:
         return None
     sha, run_id = passing
@@ -204,7 +204,7 @@ def _audit(ctx: Context) -> str:
 def _checked_target(ctx: Context) -> Target:
     t = target(ctx)
     if t is None:
-        passing = sweep.passing_run(ctx)
+        passing = sweeps.passing_run(ctx)
         if passing is not None:
             raise _Fail(f"the green eval check-runs on {passing[0][:8]} link no workflow run, so there are no eval"
                         f" results to audit; {FIX_RERUN}")
