@@ -41,8 +41,8 @@ from githubkit.exception import RequestFailed
 
 from checks import commands as command_rules
 from checks import signoff, standing
-from checks.registry import LINT
 from checks.policy import CONFIG_PATH, Policy
+from checks.registry import LINT
 from checks.snapshot import Comment, Snapshot
 
 from .files import decode_text
