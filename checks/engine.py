@@ -15,8 +15,9 @@ Evidence rounds (`Completion`): the rules run on the first snapshot and ask
 the context for what they need beyond it (`Context.need`); the app fetches
 what is missing (`Completion.wanted`) and hands back the fuller snapshot
 (`Completion.add`); the rules run again on the same context, until nothing
-new is wanted or `MAX_ROUNDS` fetches were made. The last round's verdict is
-the verdict: what is still missing then is judged as absent, and the checks
+new is wanted or `MAX_ROUNDS` fetches were made. A rule's result is cached
+like any fact (`Context.memo`): a round runs again only the rules that read
+what was missing, or what changed. The last round's verdict is the verdict: what is still missing then is judged as absent, and the checks
 that need it fail closed. One loop serves every fetcher: GitHub
 (`app.gather`), a world and a git repository (`app.offline`).
 """
@@ -43,7 +44,7 @@ def evaluate(subject: Snapshot | Context, rules: Sequence[Rule] = RULES) -> Verd
     extra: list[CheckResult] = []
     lint: set[Finding] = set()
     for rule in rules:
-        out = run(rule, ctx)
+        out = ctx.memo(("rule", rule), lambda rule=rule: run(rule, ctx))  # kept across rounds, as facts are
         if rule.kind == "lint":
             lint.update(out)
         elif rule.kind == "check":

@@ -239,6 +239,7 @@ def _preexisting_problem(ctx: Context, sites: list[Site]) -> tuple[str | None, s
     """(what is missing, the covering waiver) for patching that predates this PR."""
     prefix = ctx.policy.waiver_dir.rstrip("/") + "/"
     names = _names(sites)
+    # Waivers are policy files of the first snapshot: evidence rounds add golden curves (.yaml), never one.
     found = [(p, t) for p, t in sorted(ctx.snap.policy.items())
              if p.startswith(prefix) and p.endswith(".md") and any(n in t for n in names)]
     if not found:
