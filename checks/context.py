@@ -49,10 +49,10 @@ class _Reads:
 
 
 class Context:
-    def __init__(self, snap: Snapshot, asked: Wanted = Wanted()):
+    def __init__(self, snap: Snapshot):
         self.snap = snap
         self.need = Need(self)
-        self._asked = _Asked(asked)
+        self._asked = _Asked(Wanted())
         self._missing: dict[str, set] = {}
         self._frames: list[_Reads] = []
         self._added: dict[str, tuple[tuple[int, str], ...]] = {}
