@@ -22,11 +22,10 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
 
-from checks.engine import evaluate
 from checks.result import CheckResult, Status, Verdict
 
 from .gitrepo import Commits, Git, GitError, pull_world
-from .offline import snapshot_from_world
+from .offline import judge_world
 
 CONTENT_CHECKS = tuple(range(6, 13))
 NOT_BACKTESTED = ("checks 0-5 (CODEOWNER, sweep, evals, recipe link, reuse command, checklist) read the PR's "
@@ -122,8 +121,7 @@ def backtest_one(git: Git, commits: Commits, name: str, pr: MergedPR) -> Row:
             "state": "closed", "merged": True, "commits": [pr.head],
             "base": {"ref": "base", "sha": pr.base}, "head": {"ref": f"pr-{pr.number}", "sha": pr.head, "repo": name}}
     try:
-        snap = snapshot_from_world(pull_world(git, commits, name, pull, pr.merged_at))
-        verdict = evaluate(snap)
+        verdict = judge_world(pull_world(git, commits, name, pull, pr.merged_at)).verdict
     except (GitError, KeyError, OSError) as exc:
         return Row(pr, "ERROR", error=f"{pr.commit[:12]} cannot be read: {exc}")
     return _row(pr, verdict)

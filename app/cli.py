@@ -78,7 +78,8 @@ def _audit(args: argparse.Namespace) -> int:
     import os
 
     from .settings import redacted
-    from .store import POSTGRES_SCHEMES, open_store, sqlite_path
+    from .store import POSTGRES_SCHEMES, sqlite_path
+    from .stores import open_store
 
     db = args.db or os.environ.get("SIGNOFF_BOT_DB", "./signoff-bot.db")
     if not db.startswith(POSTGRES_SCHEMES) and not os.path.exists(sqlite_path(db)):

@@ -18,8 +18,9 @@ may still read the repository, before anything kept is used. Lists GitHub
 truncates (over 3,000 files, 250 commits) make the snapshot fail closed.
 
 Gathering runs in rounds: a first snapshot, then the evidence the checks
-name (`checks.evidence.wanted`), until nothing more is wanted. Nothing of
-the PR head is executed or checked out.
+found missing (`checks.engine.Completion`), until nothing more is wanted; the
+last round's verdict comes with the snapshot. Nothing of the PR head is
+executed or checked out.
 
 Two facts come from beyond the REST lists: who last edited each user's
 comment (GraphQL, app/edits.py, in one query per 100 comments, beside the
@@ -42,8 +43,11 @@ from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
 from checks import signoff, standing
-from checks.evidence import UpstreamTarget, Wanted, wanted
+from checks.engine import Completion
+from checks.evidence import UpstreamTarget, Wanted
 from checks.policy import CONFIG_PATH, Policy
+from checks.registry import RULES
+from checks.rule import Rule
 from checks.snapshot import (
     Artifact,
     ArtifactFiles,
@@ -66,7 +70,6 @@ from .publish import CHECK_NAME
 
 MAX_FILES = 3000
 MAX_COMMITS = 250
-MAX_ROUNDS = 8  # evidence rounds: a launcher, the script it picks, and what that runs (checks.runs)
 PER_PAGE = 100
 _RUN_ID = re.compile(r"/actions/runs/(\d+)")
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -196,21 +199,21 @@ class Gatherer:
 
     # --- the snapshot ----------------------------------------------------------
 
-    async def snapshot(self, number: int, now: str, modules=None) -> Snapshot:
-        """The PR's snapshot; `modules` limits which checks may ask for evidence (default: all)."""
+    async def verify(self, number: int, now: str, rules: tuple[Rule, ...] = RULES) -> Completion:
+        """The PR's snapshot and verdict after the evidence rounds; `rules` limits which rules run and may ask
+        for evidence (default: all)."""
         try:
-            snap = await self._first_round(number, now)
-            seen = Wanted()
-            for _ in range(MAX_ROUNDS):
-                more = wanted(snap, modules)
-                if not more or (seen | more) == seen:
-                    break
-                seen = seen | more
-                snap = await self._with_evidence(snap, seen)
-            return snap
+            done = Completion(await self._first_round(number, now), rules)
+            while (want := done.wanted()) is not None:
+                done.add(await self._with_evidence(done.snapshot, want))
+            return done
         finally:
             for read in self._reads.values():
                 read.cancel()  # after a failure, reads still running are of no use
+
+    async def snapshot(self, number: int, now: str, rules: tuple[Rule, ...] = RULES) -> Snapshot:
+        """The PR's snapshot with the evidence `rules` asked for (see `verify`)."""
+        return (await self.verify(number, now, rules)).snapshot
 
     async def _first_round(self, number: int, now: str) -> Snapshot:
         rest = self.gh.rest

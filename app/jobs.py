@@ -40,10 +40,9 @@ from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
 from checks import commands as command_rules
-from checks import lint, signoff, standing
-from checks.context import Context
-from checks.engine import evaluate
+from checks import signoff, standing
 from checks.policy import CONFIG_PATH, Policy
+from checks.registry import LINT
 from checks.snapshot import Comment, Snapshot
 
 from .files import decode_text
@@ -304,12 +303,12 @@ class JobRunner:
     async def _verify(self, job: Job, gh: GitHub) -> None:
         started = time.monotonic()
         gatherer = Gatherer(gh, job.repo, self.settings.bot_login)
-        snap = await gatherer.snapshot(job.pr, utc_now())
+        done = await gatherer.verify(job.pr, utc_now())
+        snap, verdict = done.snapshot, done.verdict
         publisher = Publisher(gh, job.repo, self.settings.bot_login)
         if snap.pr.state != "open" or snap.pr.draft:
             await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "SKIPPED")
             return
-        verdict = evaluate(snap)
         records = await self._records(gatherer, snap, job.payload.get("before"))
         if verdict.signoff is None:
             await publisher.check_run(snap.pr.head_sha, CHECK_NAME, None, "Awaiting a CODEOWNER sign-off",
@@ -414,12 +413,11 @@ class JobRunner:
     # --- lint ----------------------------------------------------------------------------
 
     async def _lint(self, job: Job, gh: GitHub) -> None:
-        snap = await Gatherer(gh, job.repo, self.settings.bot_login).snapshot(job.pr, utc_now(), modules=(lint,))
-        ctx = Context(snap)
-        findings = tuple(lint.run(ctx))
+        done = await Gatherer(gh, job.repo, self.settings.bot_login).verify(job.pr, utc_now(), rules=LINT)
+        snap, findings = done.snapshot, done.verdict.lint_findings
         publisher = Publisher(gh, job.repo, self.settings.bot_login)
         summary = "\n".join(f"- `{f.path}:{f.line}` [{f.rule}] {f.message}" for f in findings) or "No findings."
-        await publisher.check_run(snap.pr.head_sha, LINT_CHECK_NAME, lint.conclusion(list(findings), ctx.policy),
+        await publisher.check_run(snap.pr.head_sha, LINT_CHECK_NAME, done.verdict.lint_conclusion,
                                   f"{len(findings)} finding(s)", summary, findings)
         out = Published()
         await publisher.inline_findings(snap, findings, out)

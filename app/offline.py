@@ -3,8 +3,9 @@
 The engine's tests and the engine benchmark use this; `app.gather` builds the
 same snapshot through the GitHub API (served by the fake from the same
 world), and a test holds the two to equality. Evidence is chosen the same
-way as in production: a first snapshot, then what `checks.evidence.wanted`
-names, until nothing more is wanted.
+way as in production: a first snapshot, then what the checks found missing
+(`checks.engine.Completion`), until nothing more is wanted. `signoff-bot
+backtest` reads a git repository as a world (`app.gitrepo`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from checks.evidence import UpstreamTarget, Wanted, wanted
+from checks.engine import Completion
+from checks.evidence import UpstreamTarget, Wanted
 from checks.policy import CONFIG_PATH, Policy
+from checks.registry import RULES
+from checks.rule import Rule
 from checks.snapshot import (
     Artifact,
     ArtifactFiles,
@@ -32,26 +36,25 @@ from . import artifacts as artifact_zip
 from .files import NOT_FOLLOWED, decode_text
 from .world import Commit, Repo, World, diff_trees
 
-MAX_ROUNDS = 8  # evidence rounds: a launcher, the script it picks, and what that runs (checks.runs)
 _RUN_ID = re.compile(r"/actions/runs/(\d+)")
 
 
-def snapshot_from_world(world: World, number: int | None = None, modules=None) -> Snapshot:
-    """The snapshot of PR `number` (default: the world's only PR).
+def judge_world(world: World, number: int | None = None, rules: tuple[Rule, ...] = RULES) -> Completion:
+    """The evidence rounds of PR `number` (default: the world's only PR): its full snapshot and verdict.
 
-    `modules` limits which check modules may ask for evidence (default: all);
-    unit tests of one check pass just that module.
+    `rules` limits which rules run and may ask for evidence (default: all); unit tests of one check pass
+    just its rules (`checks.registry.rules_of`).
     """
     repo, pr = world.pull_repo(number)
-    snap = _base_snapshot(world, repo, pr)
-    seen = Wanted()
-    for _ in range(MAX_ROUNDS):
-        more = wanted(snap, modules)
-        if not more or (seen | more) == seen:
-            break
-        seen = seen | more
-        snap = _with_evidence(world, repo, snap, seen)
-    return snap
+    done = Completion(_base_snapshot(world, repo, pr), rules)
+    while (want := done.wanted()) is not None:
+        done.add(_with_evidence(world, repo, done.snapshot, want))
+    return done
+
+
+def snapshot_from_world(world: World, number: int | None = None, rules: tuple[Rule, ...] = RULES) -> Snapshot:
+    """The snapshot of PR `number` with the evidence `rules` asked for (see `judge_world`)."""
+    return judge_world(world, number, rules).snapshot
 
 
 def comment_url(repo: str, number: int, kind: str, cid: int) -> str:

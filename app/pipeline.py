@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from githubkit import GitHub
 
-from checks.engine import evaluate
 from checks.result import Verdict
 from checks.snapshot import Snapshot
 
@@ -24,8 +23,8 @@ class Outcome:
 async def verify(gh: GitHub, repo: str, number: int, now: str, bot_login: str = "signoff-bot[bot]",
                  publish: bool = True) -> Outcome:
     async with gh:  # one HTTP client, keep-alive connections, for the whole verification
-        snap = await Gatherer(gh, repo, bot_login).snapshot(number, now)
-        verdict = evaluate(snap)
+        done = await Gatherer(gh, repo, bot_login).verify(number, now)
+        snap, verdict = done.snapshot, done.verdict
         published = Published()
         if publish:
             published = await Publisher(gh, repo, bot_login).verdict(snap, verdict)

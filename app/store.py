@@ -4,8 +4,8 @@
 logic in the SQL that SQLite and PostgreSQL both speak; `SqliteStore` is the
 default, embedded engine, safe for several processes sharing one database file
 (WAL mode, writers serialised with BEGIN IMMEDIATE); `app.store_pg.PostgresStore`
-shares one PostgreSQL database between machines. `open_store` picks one from
-SIGNOFF_BOT_DB. Every method blocks: callers on the event loop run them in a
+shares one PostgreSQL database between machines. `app.stores.open_store`
+picks one from SIGNOFF_BOT_DB. Every method blocks: callers on the event loop run them in a
 thread (`asyncio.to_thread`).
 
 Guarantees the rest of the app relies on:
@@ -560,12 +560,3 @@ class SqliteStore(SqlStore):
 def sqlite_path(db: str) -> str:
     """The file a SQLite setting names: a path, or sqlite:///PATH."""
     return db[len(SQLITE_SCHEME):] if db.startswith(SQLITE_SCHEME) else db
-
-
-def open_store(db: str, clock: Callable[[], float] = time.time) -> SqlStore:
-    """The store SIGNOFF_BOT_DB names: PostgreSQL for a postgresql:// URL, else a SQLite file."""
-    if db.startswith(POSTGRES_SCHEMES):
-        from .store_pg import PostgresStore  # psycopg is imported only by deployments that use it
-
-        return PostgresStore(db, clock)
-    return SqliteStore(sqlite_path(db), clock)

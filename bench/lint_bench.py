@@ -4,7 +4,7 @@ The worst case for the rules: the world's PR as it is, plus every srt-slurm
 recipe and master config of its head tree treated as added (so every master
 entry is "changed", every CONFIG_FILE point is resolved and every recipe is
 linted). Evidence the rules ask for is gathered from the world first, as the
-app would; the timed part is `lint.run` on a fresh Context, parsing included.
+app would; the timed part is the lint rules' `evaluate` on a fresh Context, parsing included.
 
     .venv/bin/python bench/lint_bench.py [world-dir] [--repeat N]
 
@@ -26,10 +26,10 @@ sys.path.insert(0, str(ROOT))
 from app.files import decode_text  # noqa: E402
 from app.offline import snapshot_from_world  # noqa: E402
 from app.world import World  # noqa: E402
-from checks import lint  # noqa: E402
 from checks.context import Context  # noqa: E402
-from checks.evidence import wanted  # noqa: E402
+from checks.engine import evaluate  # noqa: E402
 from checks.policy import Policy  # noqa: E402
+from checks.registry import LINT  # noqa: E402
 from checks.snapshot import ChangedFile, Snapshot, frozen_map  # noqa: E402
 
 WORLDS = ROOT.parent / "shared" / "fixtures" / "worlds"
@@ -56,7 +56,7 @@ def largest(worlds: list[Path]) -> Path:
 
 def worst_case(world_dir: Path) -> Snapshot:
     world = World.load(world_dir)
-    snap = snapshot_from_world(world, modules=(lint,))
+    snap = snapshot_from_world(world, rules=LINT)
     files = lintable(world)
     extra = [ChangedFile(path, "added", None, None, None, text)
              for path, text in files.items() if snap.changed(path) is None]
@@ -65,7 +65,9 @@ def worst_case(world_dir: Path) -> Snapshot:
                    master_head=frozen_map(masters))
     repo, _pr = world.pull_repo()
     head = repo.commits[snap.pr.head_sha].files
-    more = wanted(snap, (lint,)).files
+    ctx = Context(snap)
+    evaluate(ctx, LINT)
+    more = ctx.missing.files
     found = {path: decode_text(head[path])[0] if path in head else None for _sha, path in more}
     return replace(snap, extra_files=frozen_map({snap.pr.head_sha: frozen_map(found)}))
 
@@ -87,11 +89,11 @@ def main() -> int:
     for _ in range(args.repeat):
         ctx = Context(snap)
         start = time.process_time()
-        findings = lint.run(ctx)
+        findings = evaluate(ctx, LINT).lint_findings
         times.append((time.process_time() - start) * 1000)
     print(f"world {world_dir.name}: {recipes} recipes, {len(snap.master_head)} master configs "
           f"({entries} entries), {len(findings)} findings")
-    print(f"lint.run CPU time over {args.repeat} runs: min {min(times):.1f} ms, "
+    print(f"lint CPU time over {args.repeat} runs: min {min(times):.1f} ms, "
           f"median {statistics.median(times):.1f} ms, max {max(times):.1f} ms (budget {BUDGET_MS:.0f} ms)")
     return 0
 

@@ -45,7 +45,7 @@ Deterministic rule per config:
     the script sources (`benchmark_lib.sh`); its body must target
     `/v1/chat/completions` or `--endpoint-type chat`, and no script of the
     chain may switch `REPLAY_CMD` to `/v1/completions`. A library the
-    snapshot lacks is evidence it asks for (`wants`); unavailable, the check
+    snapshot lacks is evidence it asks for (`ctx.need`); unavailable, the check
     fails closed and names it.
   A config whose scripts reach no recognisable client fails closed.
 - A changed spec-decode point whose recipe or script cannot be found fails
@@ -69,10 +69,9 @@ import re
 
 from . import runs as resolver
 from .context import Context
-from .evidence import Wanted
 from .result import CheckResult, Finding, Severity, Status
 from .shell import UNKNOWN, Call
-from .specdecode import CLIENT_FUNCTIONS, SpecUnit, client_programs, eval_only_lines, inventory, wants_files
+from .specdecode import CLIENT_FUNCTIONS, SpecUnit, client_programs, eval_only_lines, inventory
 from .srtslurm import variants
 
 NUMBER = 9
@@ -89,10 +88,6 @@ _DIRECT = re.compile(r"benchmark_serving\.py|\bvllm\s+bench\s+serve\b|sglang\.be
 _SERVING = re.compile(r"^\s*run_benchmark_serving\b(?!\s*\(\))")
 _REPLAY = re.compile(r"(?:^|[;&|]\s*|\b(?:then|else|do)\s+)build_replay_cmd\b(?!\s*\(\))")
 _ARRAY_USE = re.compile(r"\$\{([A-Za-z_]\w*)\[@\]\}")
-
-
-def wants(ctx: Context) -> Wanted:
-    return wants_files(ctx)
 
 
 # --------------------------------------------------------------------------

@@ -9,7 +9,7 @@ Deterministic rule:
 
 - Specific rule (a pattern that does not match every path, with owners): the
   signer must be listed directly (case-insensitive), or be a member of a
-  listed team whose membership the snapshot knows (`snap.teams`). When the
+  listed team whose membership GitHub tells (`ctx.need.member`). When the
   rule also lists teams or emails the app could not resolve, the path is
   "unverified" rather than failed: per the spec's "be decisive" guidance it
   passes when the signer is a definite owner (named, or a known team member)
@@ -36,11 +36,12 @@ Failing:  the same change signed by chunfangamd, named only on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import codeowners
 from .context import Context
-from .evidence import Wanted
+from .evidence import MISSING
 from .result import CheckResult, Status
 
 NUMBER = 0
@@ -66,7 +67,7 @@ def check(ctx: Context) -> CheckResult:
         return _fail(f"no CODEOWNERS on the base branch ({', '.join(ctx.policy.codeowners_paths)}); "
                      "add one so ownership can be verified")
     path, text = found
-    owners = codeowners.parse(text)
+    owners = ctx.once(_parsed, text)
     if not owners.rules and owners.problems:
         first = owners.problems[0]
         return _fail(f"{path}:{first.line} cannot be used: {first.message}")
@@ -77,14 +78,15 @@ def check(ctx: Context) -> CheckResult:
     paths = _changed_paths(ctx)
     budget = codeowners.Budget()
     try:
-        rows = [_ownership(p, owners.owners_of(p, budget), signer, ctx.snap.teams) for p in paths]
+        rules = [owners.owners_of(p, budget) for p in paths]
     except codeowners.TooComplex as exc:
         return _fail(f"{path} cannot be evaluated: {exc} ({len(owners.rules):,} rules, {len(paths):,} "
                      f"changed paths); fails closed")
+    member = _memberships(ctx, signer, owners, rules)
+    rows = [_ownership(p, rule, signer, member) for p, rule in zip(paths, rules)]
     definite = any(r.kind in ("named", "team") or (r.kind == "default" and r.rule is not None
-                                                   and _member_of_rule(signer, r.rule, ctx.snap.teams))
+                                                   and _member_of_rule(signer, r.rule, member))
                    for r in rows)
-    recognized = _recognized(signer, owners, ctx.snap.teams)
     note = _notes(ctx, path, owners, signer)
 
     denied = [r for r in rows if r.kind == "not-owner"]
@@ -101,33 +103,34 @@ def check(ctx: Context) -> CheckResult:
                      f"{_owner_list(first.rule)}, whose membership could not be read, and {signer} is not "
                      f"a named owner of any changed path; a named owner must sign off{note}")
     defaults = [r for r in rows if r.kind == "default"]
-    if defaults and not recognized:
-        unknown = [t for t in owners.teams if _membership(t, ctx.snap.teams) is None]
+    if defaults and not _recognized(signer, owners, member):
+        unknown = [t for t in owners.teams if member(t) is None]
         why = f" (membership of {', '.join('@' + t for t in unknown)} could not be read)" if unknown else ""
         return _fail(f"{signer} is not a CODEOWNER: not named in {path} nor a known member of its "
                      f"teams{why}; a CODEOWNER must sign off{note}")
     if ctx.policy.block_self_signoff and signer.lower() == ctx.snap.pr.author.lower():
         return _fail(f"{signer} signed off their own PR; block_self_signoff requires another CODEOWNER")
-    return CheckResult(NUMBER, NAME, Status.PASS, _pass_reason(signer, path, owners, rows, ctx.snap.teams) + note)
+    return CheckResult(NUMBER, NAME, Status.PASS, _pass_reason(signer, path, owners, rows, member) + note)
 
 
-def wants(ctx: Context) -> Wanted:
-    """Membership of the signer in every team owning a changed path (all teams, if only the catch-all decides)."""
-    sign = ctx.signoff
-    found = ctx.policy_file(*ctx.policy.codeowners_paths)
-    if sign is None or found is None:
-        return Wanted()
-    owners = codeowners.parse(found[1])
-    budget = codeowners.Budget()
-    try:
-        rules = [owners.owners_of(p, budget) for p in _changed_paths(ctx)]
-    except codeowners.TooComplex:
-        return Wanted()  # check() fails closed on the same budget
+def _parsed(_ctx: Context, text: str) -> codeowners.Codeowners:
+    return codeowners.parse(text)
+
+
+def _memberships(ctx: Context, signer: str, owners: codeowners.Codeowners,
+                 rules: list[codeowners.Rule | None]) -> Callable[[str], bool | None]:
+    """Whether the signer is in a team (None: unknown), asking for every team owning a changed path, and
+    for all teams when only a catch-all decides a path and the signer is not named anywhere."""
     teams = {t for r in rules if r is not None for t in r.teams}
-    needs_anywhere = any(r is None or r.catch_all or not r.owners for r in rules)
-    if needs_anywhere and not owners.names(sign.author):
+    if any(r is None or r.catch_all or not r.owners for r in rules) and not owners.names(signer):
         teams |= set(owners.teams)
-    return Wanted(teams=tuple(sorted((t, sign.author) for t in teams)))
+    known = {t.lower(): ctx.need.member(t, signer) for t in sorted(teams)}
+
+    def member(team: str) -> bool | None:
+        found = known.get(team.lower())
+        return None if found is MISSING else found
+
+    return member
 
 
 def _fail(reason: str) -> CheckResult:
@@ -143,38 +146,25 @@ def _changed_paths(ctx: Context) -> list[str]:
     return sorted(paths)
 
 
-def _membership(team: str, teams) -> tuple[str, ...] | None:
-    """Known members of "org/slug" (case-insensitive key); None when unknown."""
-    if team in teams:
-        return teams[team]
-    for key in teams:
-        if key.lower() == team.lower():
-            return teams[key]
-    return None
+def _member_of_rule(login: str, rule: codeowners.Rule, member: Callable[[str], bool | None]) -> bool:
+    return rule.names(login) or any(member(t) for t in rule.teams)
 
 
-def _is_member(login: str, team: str, teams) -> bool:
-    members = _membership(team, teams)
-    return members is not None and login.lower() in {m.lower() for m in members}
+def _recognized(login: str, owners: codeowners.Codeowners, member: Callable[[str], bool | None]) -> bool:
+    """Named anywhere in CODEOWNERS, or a known member of a team it lists."""
+    return bool(owners.names(login)) or any(member(t) for r in owners.rules for t in r.teams)
 
 
-def _member_of_rule(login: str, rule: codeowners.Rule, teams) -> bool:
-    return rule.names(login) or any(_is_member(login, t, teams) for t in rule.teams)
-
-
-def _recognized(login: str, owners: codeowners.Codeowners, teams) -> bool:
-    return any(_member_of_rule(login, r, teams) for r in owners.rules)
-
-
-def _ownership(path: str, rule: codeowners.Rule | None, signer: str, teams) -> _Ownership:
+def _ownership(path: str, rule: codeowners.Rule | None, signer: str,
+               member: Callable[[str], bool | None]) -> _Ownership:
     if rule is None or rule.catch_all or not rule.owners:
         return _Ownership(path, rule, "default")
     if rule.names(signer):
         return _Ownership(path, rule, "named")
     for team in rule.teams:
-        if _is_member(signer, team, teams):
+        if member(team):
             return _Ownership(path, rule, "team", team)
-    if rule.emails or any(_membership(t, teams) is None for t in rule.teams):
+    if rule.emails or any(member(t) is None for t in rule.teams):
         return _Ownership(path, rule, "unverified")
     return _Ownership(path, rule, "not-owner")
 
@@ -189,7 +179,8 @@ def _paths(rows: list[_Ownership]) -> str:
     return shown + (f" (+{len(names) - _SHOWN} more)" if len(names) > _SHOWN else "")
 
 
-def _pass_reason(signer: str, path: str, owners: codeowners.Codeowners, rows: list[_Ownership], teams) -> str:
+def _pass_reason(signer: str, path: str, owners: codeowners.Codeowners, rows: list[_Ownership],
+                 member: Callable[[str], bool | None]) -> str:
     if not rows:
         return f"the PR changes no files; {signer} is a recognized CODEOWNER in {path}"
     parts = []
@@ -211,7 +202,7 @@ def _pass_reason(signer: str, path: str, owners: codeowners.Codeowners, rows: li
         parts.append(f"all other changed paths fall to {default}, which a recognized CODEOWNER satisfies")
         return "; ".join(parts)
     where = owners.names(signer)
-    team = next((t for t in owners.teams if _is_member(signer, t, teams)), "")
+    team = next((t for t in owners.teams if member(t)), "")
     via = f"named at {path}:{where[0].line}" if where else f"a member of @{team}"
     subject = "the only changed path falls" if len(rows) == 1 else "every changed path falls"
     return f"{subject} to {default}, which {signer} ({via}) satisfies as a recognized CODEOWNER"

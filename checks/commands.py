@@ -27,9 +27,10 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
+from .context import Context
 from .policy import Policy
 from .signoff import is_bot
-from .snapshot import Artifact, Comment, Snapshot, WorkflowRun
+from .snapshot import Artifact, Comment, WorkflowRun
 
 WRITE_PERMISSIONS = ("admin", "maintain", "write")
 PINNED_CONCLUSIONS = ("success", "failure", "cancelled")
@@ -58,9 +59,12 @@ def authorized(association: str, permission: str | None, associations: tuple[str
     return association.upper() in associations or permission in WRITE_PERMISSIONS
 
 
-def is_authorized(comment: Comment, snap: Snapshot, associations: tuple[str, ...]) -> bool:
-    permission = snap.collaborators.get(comment.author) or snap.collaborators.get(comment.author.lower())
-    return authorized(comment.author_association, permission, associations)
+def is_authorized(ctx: Context, comment: Comment, associations: tuple[str, ...]) -> bool:
+    """`authorized`, asking for the author's permission only when the association does not decide."""
+    if authorized(comment.author_association, None, associations):
+        return True
+    permission = ctx.need.permission(comment.author)
+    return authorized(comment.author_association, permission or None, associations)
 
 
 def run_problem(run: WorkflowRun, policy: Policy, commits: Collection[str]) -> str | None:
@@ -92,17 +96,17 @@ def artifact_problem(artifacts: Iterable[Artifact], policy: Policy) -> str | Non
     return None
 
 
-def commands(snap: Snapshot, name: str, associations: tuple[str, ...], bot_login: str = "") -> list[Command]:
+def commands(ctx: Context, name: str, associations: tuple[str, ...]) -> list[Command]:
     """Every `name` command in conversation comments, oldest first (last line last)."""
     pattern = command_pattern(name)
     out: list[Command] = []
-    for c in sorted(snap.comments, key=lambda c: (c.created_at, c.id)):
-        if c.kind != "issue_comment" or is_bot(c, bot_login):
+    for c in sorted(ctx.snap.comments, key=lambda c: (c.created_at, c.id)):
+        if c.kind != "issue_comment" or is_bot(c, ctx.snap.bot_login):
             continue
         for m in pattern.finditer(c.body.replace("\r\n", "\n")):
             arg = m.group("arg")
             run_id = int(arg) if arg.isdigit() else None
-            out.append(Command(c, run_id, arg, is_authorized(c, snap, associations)))
+            out.append(Command(c, run_id, arg, is_authorized(ctx, c, associations)))
     return out
 
 

@@ -57,7 +57,7 @@ import posixpath
 
 from . import runs, waivers
 from .context import Context
-from .evidence import Wanted
+from .evidence import MISSING
 from .patch_sites import Reading, ScriptReader, Site, diff_effect, line_sites, python_file_sites
 from .result import CheckResult, Finding, Severity, Status
 from .shell import Script
@@ -95,9 +95,10 @@ def _is_shell(path: str, text: str) -> bool:
 def _reader(ctx: Context):
     """Repository files at head, from the snapshot; KeyError for one the snapshot does not hold yet."""
     def read(path: str) -> str | None:
-        if not ctx.snap.knows(path, "head"):
+        text = ctx.need.file("head", path)
+        if text is MISSING:
             raise KeyError(path)
-        return ctx.snap.read(path, "head")
+        return text
     return read
 
 
@@ -198,17 +199,11 @@ def analysis(ctx: Context) -> tuple[list[Site], list[Site], frozenset[str]]:
             (introduced if touched else preexisting).append(site)
     if preexisting:
         reach = runs.reached(ctx, tuple(sorted({s.path for s in preexisting})))
-        missing |= {path for _sha, path in runs.missing(ctx).files}
+        missing |= ctx.missing_files()
         if not reach.undecided:
             preexisting = [s for s in preexisting if reach.reaches(s.path, s.line, s.end)
                            or (s.assignment and s.path in reach.lines)]
     return introduced, preexisting, frozenset(missing)
-
-
-def wants(ctx: Context) -> Wanted:
-    """The repository programs the PR's scripts run that the snapshot does not hold yet."""
-    _introduced, _preexisting, missing = ctx.once(analysis)
-    return Wanted(files=tuple((ctx.snap.pr.head_sha, p) for p in sorted(missing)))
 
 
 def _names(sites: list[Site]) -> tuple[str, ...]:
@@ -244,6 +239,7 @@ def _preexisting_problem(ctx: Context, sites: list[Site]) -> tuple[str | None, s
     """(what is missing, the covering waiver) for patching that predates this PR."""
     prefix = ctx.policy.waiver_dir.rstrip("/") + "/"
     names = _names(sites)
+    # Waivers are policy files of the first snapshot: evidence rounds add golden curves (.yaml), never one.
     found = [(p, t) for p, t in sorted(ctx.snap.policy.items())
              if p.startswith(prefix) and p.endswith(".md") and any(n in t for n in names)]
     if not found:

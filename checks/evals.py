@@ -11,7 +11,7 @@ same inference-engine image the PR will publish numbers for.
 Deterministic rule:
 - The run audited is the one pinned by the effective authorized
   `/reuse-sweep-run <id>` (the last authorized one, `checks.commands`), else
-  the run behind Check 1's passing eval lanes (`sweep.passing_run`); with
+  the run behind Check 1's passing eval lanes (`sweeps.passing_run`); with
   neither: FAIL, following from Check 1. A pinned run must have run on a
   commit currently in this PR (the reuse gate rejects any other).
 - Eval rows are the JSON lists in files `agg_eval_*.json` (as written by
@@ -61,9 +61,9 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from . import commands, hardware, sweep
+from . import commands, hardware, sweeps
 from .context import Context
-from .evidence import Wanted
+from .evidence import MISSING
 from .masterconfig import EntryChange, MasterConfig, search_points
 from .result import CheckResult, Status
 from .yamlload import YamlProblem, load
@@ -151,30 +151,16 @@ class _Bars:
 
 def target(ctx: Context) -> Target | None:
     """The run Check 2 audits: the pinned `/reuse-sweep-run <id>`, else Check 1's; None without either."""
-    snap = ctx.snap
     pin = commands.effective(_reuse_commands(ctx))
     if pin is not None and pin.run_id is not None:
-        run = snap.run(pin.run_id)
+        run = ctx.need.run(pin.run_id)
         return Target(pin.run_id, run.head_sha if run else None, pin)
-    passing = sweep.passing_run(ctx)
+    passing = sweeps.passing_run(ctx)
     if passing is None or passing[1] is None:
         return None
     sha, run_id = passing
-    run = snap.run(run_id)
+    run = ctx.need.run(run_id)
     return Target(run_id, run.head_sha if run else sha, None)
-
-
-def wants(ctx: Context) -> Wanted:
-    """The audited run's artifacts, the changed master configs at the commit it evaluated, and
-    the permissions that decide whether a `/reuse-sweep-run` pin is authorized."""
-    permissions = tuple(sorted({c.author for c in _reuse_commands(ctx) if not c.authorized}))
-    t = target(ctx)
-    if t is None:
-        return Wanted(permissions=permissions)
-    files: tuple[tuple[str, str], ...] = ()
-    if t.sha is not None and t.sha != ctx.snap.pr.head_sha:
-        files = tuple(sorted({(t.sha, ch.path) for ch in ctx.changed_entries if ch.status != "removed"}))
-    return Wanted(files=files, runs=(t.run_id,), permissions=permissions)
 
 
 def check(ctx: Context) -> CheckResult:
@@ -187,6 +173,10 @@ def check(ctx: Context) -> CheckResult:
 def _audit(ctx: Context) -> str:
     """The PASS reason; raises _Fail with the FAIL reason."""
     t = _checked_target(ctx)
+    if t.sha != ctx.snap.pr.head_sha:  # the configs the run evaluated: asked for with its artifacts, in one round
+        for ch in ctx.changed_entries:
+            if ch.status != "removed":
+                ctx.need.file(t.sha, ch.path)
     rows = _eval_rows(ctx, t.run_id)
     bars = _thresholds(ctx)
     configs = _configs(ctx)
@@ -214,7 +204,7 @@ def _audit(ctx: Context) -> str:
 def _checked_target(ctx: Context) -> Target:
     t = target(ctx)
     if t is None:
-        passing = sweep.passing_run(ctx)
+        passing = sweeps.passing_run(ctx)
         if passing is not None:
             raise _Fail(f"the green eval check-runs on {passing[0][:8]} link no workflow run, so there are no eval"
                         f" results to audit; {FIX_RERUN}")
@@ -232,10 +222,10 @@ def _checked_target(ctx: Context) -> Target:
 def _eval_rows(ctx: Context, run_id: int) -> list[_Row]:
     prefixes = ctx.policy.eval_artifact_prefixes
     names = "/".join(f"{p}*" for p in prefixes)
-    found = sorted((a for a in ctx.snap.artifacts_of(run_id) if a.name.startswith(prefixes)),
+    found = sorted((a for a in ctx.need.artifacts(run_id) if a.name.startswith(prefixes)),
                    key=lambda a: (a.name, a.artifact_id))
     if not found:
-        run = ctx.snap.run(run_id)
+        run = ctx.need.run(run_id)
         listed = sorted(a.name for a in run.artifacts if a.name.startswith(prefixes)) if run else []
         if listed:
             raise _Fail(f"eval artifact {listed[0]} of run {run_id} was not downloaded; cannot audit accuracy,"
@@ -366,11 +356,12 @@ def _commit_image_problems(ctx: Context, t: Target, configs: list[_Config]) -> l
     problems = []
     for c in configs:
         path, key = c.change.path, c.change.key
-        if not snap.knows(path, t.sha):
+        text = ctx.need.file(t.sha, path)
+        if text is MISSING:
             problems.append(f"{path} at {t.sha[:8]} (the commit run {t.run_id} evaluated) is not available, so"
                             f" the run's image cannot be compared with the head image {c.image}; re-run this check")
             continue
-        entry = _entry_at(path, snap.read(path, t.sha), key)
+        entry = _entry_at(path, text, key)
         if entry is None:
             problems.append(f"run {t.run_id} evaluated {t.sha[:8]}, where {path} has no readable config {key};"
                             f" {FIX_RERUN}")
@@ -384,7 +375,7 @@ def _bmk_image_problems(ctx: Context, t: Target, configs: list[_Config]) -> list
     """Every benchmark-artifact row of a changed entry must carry the head image (one problem per image)."""
     problems = []
     seen = set()
-    found = sorted((a for a in ctx.snap.artifacts_of(t.run_id) if a.name.startswith(ctx.policy.bmk_artifact_prefixes)),
+    found = sorted((a for a in ctx.need.artifacts(t.run_id) if a.name.startswith(ctx.policy.bmk_artifact_prefixes)),
                    key=lambda a: (a.name, a.artifact_id))
     for artifact in found:
         if artifact.error:
@@ -446,7 +437,7 @@ def _summary(t: Target, rows: list[_Row], passed: list[tuple[_Row, float, str]],
 
 def _reuse_commands(ctx: Context) -> list[commands.Command]:
     p = ctx.policy
-    return commands.commands(ctx.snap, p.reuse_command, p.authorized_associations, ctx.snap.bot_login)
+    return commands.commands(ctx, p.reuse_command, p.authorized_associations)
 
 
 def _describe(d: dict) -> str:

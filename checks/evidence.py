@@ -1,17 +1,37 @@
-"""What the checks need beyond the base snapshot: deciding it is policy, fetching it is the app's.
+"""Evidence beyond the first snapshot: what the checks name while they run, and how it is named.
 
-Gathering runs in two rounds. The app first builds a snapshot of the PR
-(files, comments, commits, check runs, policy files, master configs); then
-it asks `wanted(snapshot)` which further evidence the checks name, fetches
-exactly that, and builds the final snapshot. Each check module may define
-`wants(ctx) -> Wanted`; this module merges them. A `wants` that raises asks
-for nothing: gathering goes on, and the check, raising again when the engine
-runs it, fails closed with the error (`checks.engine.run_check`).
+The app first builds a snapshot of the PR (files, comments, commits, check
+runs, policy files, master configs). The checks then run on it and ask the
+context for what they need (`Context.need`); what the snapshot does not hold
+yet comes back as `MISSING` and is recorded as `Wanted`. The app fetches
+exactly that, the checks run again on the fuller snapshot (`checks.engine`),
+until nothing new is wanted. Deciding what is needed is policy; fetching it
+is the app's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+
+
+class Missing:
+    """What a `Context.need` read returns for evidence the snapshot does not hold yet (falsy)."""
+
+    _instance: "Missing | None" = None
+
+    def __new__(cls) -> "Missing":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = Missing()
 
 
 @dataclass(frozen=True, order=True)
@@ -38,7 +58,7 @@ class UpstreamTarget:
 @dataclass(frozen=True)
 class Wanted:
     files: tuple[tuple[str, str], ...] = ()  # (commit sha, path)
-    runs: tuple[int, ...] = ()  # workflow runs whose eval and benchmark artifacts are needed
+    runs: tuple[int, ...] = ()  # workflow runs whose record, eval and benchmark artifacts are needed
     upstream: tuple[UpstreamTarget, ...] = ()
     teams: tuple[tuple[str, str], ...] = ()  # ("org/slug", login): is login a member of the team?
     permissions: tuple[str, ...] = ()  # logins whose repository permission is needed
@@ -51,25 +71,6 @@ class Wanted:
     def __bool__(self) -> bool:
         return any(getattr(self, f.name) for f in fields(self))
 
-
-def wanted(snap, modules=None) -> Wanted:
-    """Everything the checks (default: all registered, and lint) ask for, given what `snap` holds."""
-    from .context import Context
-
-    if modules is None:
-        from . import lint
-        from .engine import CHECKS
-
-        modules = (*CHECKS, lint)
-    ctx = Context(snap)
-    total = Wanted()
-    for module in modules:
-        wants = getattr(module, "wants", None)
-        if wants is None:
-            continue
-        try:
-            more = wants(ctx)
-        except Exception:  # noqa: BLE001 - a bug on hostile input: the check fails closed when it runs
-            more = Wanted()
-        total = total | more
-    return total
+    def __le__(self, other: "Wanted") -> bool:
+        """Whether everything wanted here is wanted in `other` too."""
+        return all(set(getattr(self, f.name)) <= set(getattr(other, f.name)) for f in fields(self))

@@ -72,11 +72,10 @@ import posixpath
 import re
 
 from .context import Context
-from .evidence import Wanted
 from .result import CheckResult, Finding, Severity, Status
 from .runs import points
 from .signoff import links
-from .specdecode import Simulation, SpecConfig, SpecUnit, entry_is_agentic, inventory, point_is_spec, wants_files
+from .specdecode import Simulation, SpecConfig, SpecUnit, entry_is_agentic, inventory, point_is_spec
 from .yamlload import YamlProblem, load
 
 NUMBER = 11
@@ -88,14 +87,6 @@ RULE_NON_AGENTIC = "synthetic-acceptance-non-agentic"
 TOLERANCE = 0.005
 
 _REQUIREMENT = re.compile(r"^#\s*speculative-config:\s*(.*)$", re.MULTILINE)
-
-
-def wants(ctx: Context) -> Wanted:
-    """The spec-decode files the inventory lacks, and the golden curves the agentic configs are held to."""
-    stems = {f"{unit.model_prefix}_{config.method}" for unit in inventory(ctx).units
-             if unit.agentic and unit.error is None and unit.model_prefix
-             for config in unit.configs if not config.eval_only and config.method}
-    return wants_files(ctx) | Wanted(golden=tuple(sorted(stems)))
 
 
 def _fmt(value: float) -> str:
@@ -112,9 +103,7 @@ class _Golden:
         self.no_curve = False
         directory = ctx.policy.golden_al_dir.rstrip("/") + "/"
         stem = f"{unit.model_prefix}_{config.method}"
-        curves = sorted((p, t) for p, t in ctx.snap.policy.items()
-                        if p.startswith(directory) and p.endswith(".yaml") and unit.model_prefix and config.method
-                        and (p[len(directory):] == stem + ".yaml" or p[len(directory):].startswith(stem + "_")))
+        curves = list(ctx.need.golden(stem)) if unit.model_prefix and config.method else []
         if not curves:
             self.no_curve = True
             self.problem = (f"no committed golden curve for {unit.model_prefix or 'an unknown model'} "

@@ -64,21 +64,14 @@ class ContainerMap:
         return "master" if any(v in self.master for v in found) else found[0]
 
 
-def _maps(ctx: Context) -> dict[str, ContainerMap | None]:
-    return {}  # launcher path -> its container map, filled as the rules ask (one Context's cache)
-
-
 def container_map(ctx: Context, path: str) -> ContainerMap | None:
     """The `containers:` map the launcher at `path` writes (None: not in the snapshot, or it writes none)."""
-    cache = ctx.once(_maps)
-    if path not in cache:
-        cache[path] = _container_map(ctx, path)
-    return cache[path]
+    return ctx.once(_container_map, path)
 
 
 def _container_map(ctx: Context, path: str) -> ContainerMap | None:
-    text = ctx.snap.read(path, "head")
-    if text is None:
+    text = ctx.need.file("head", path)
+    if not isinstance(text, str):  # absent, or not read yet
         return None
     script = ctx.script(text)
     entries: list[tuple[frozenset[str], str]] = []

@@ -103,7 +103,7 @@ from urllib.parse import unquote, urlsplit
 
 from . import hardware, markdown, masterconfig, serverargs, signoff
 from .context import Context
-from .evidence import UpstreamTarget, Wanted
+from .evidence import MISSING, UpstreamTarget
 from .masterconfig import EntryChange
 from .result import CheckResult, Status
 from .snapshot import ChangedFile, UpstreamDoc
@@ -582,14 +582,6 @@ def _placeholder(ctx: Context, detail: str) -> bool:
     return norm(template.detail) == norm(detail)
 
 
-def wants(ctx: Context) -> Wanted:
-    """The linked upstream recipes, when the check applies and a sign-off links any."""
-    sign = ctx.signoff
-    if sign is None or not _scope(ctx).applies:
-        return Wanted()
-    return Wanted(upstream=targets(sign.detail_links))
-
-
 def _result(status: Status, reason: str) -> CheckResult:
     return CheckResult(NUMBER, NAME, status, reason)
 
@@ -622,7 +614,7 @@ def check(ctx: Context) -> CheckResult:
         else:
             why = "the additional detail section links no upstream recipe"
         return _result(Status.FAIL, f"{why}; {fix}")
-    docs = {d.url: d for d in ctx.snap.upstream}
+    docs = {t.url: doc for t in links if (doc := ctx.need.upstream(t)) is not MISSING}
     problems = [p for t in links if (p := _status_problem(t, docs.get(t.url))) is not None]
     if problems:
         return _result(Status.FAIL, "; ".join(problems) + "; the recipe must be merged upstream "

@@ -80,6 +80,7 @@ class Verdict:
     lint: CheckResult | None = None  # the "Recipe lint" row: advice, unless `lint_blocking`
     lint_blocking: bool = False
     findings: tuple[Finding, ...] = field(default=())  # every finding, checks' and lint's, sorted
+    lint_findings: tuple[Finding, ...] = ()  # recipe lint's findings, sorted by path, line, rule, severity
     policy: Policy = field(default_factory=Policy)  # the repository's policy the checks applied
     signoff: SignOff | None = None  # the sign-off judged
     notes: tuple[str, ...] = ()  # what the verdict must say beyond its rows (ignored repository settings)
@@ -112,6 +113,14 @@ class Verdict:
         if self.passed:
             return "success"
         return "neutral" if self.policy.advisory else "failure"
+
+    @property
+    def lint_conclusion(self) -> str:
+        """The lint check run's conclusion: "success" without errors; with errors, "failure" where the
+        repository makes lint blocking (`lint: blocking`), else "neutral" (advice)."""
+        if not any(f.severity is Severity.ERROR for f in self.lint_findings):
+            return "success"
+        return "failure" if self.lint_blocking else "neutral"
 
     @property
     def commit_state(self) -> str:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from .commands import Command, commands, effective, run_problem
 from .context import Context
-from .evidence import Wanted
+from .evidence import MISSING, Missing
 from .result import CheckResult, Status
 from .snapshot import WorkflowRun
 
@@ -42,7 +42,7 @@ NAME = "reuse command"
 
 def check(ctx: Context) -> CheckResult:
     name = ctx.policy.reuse_command
-    found = commands(ctx.snap, name, ctx.policy.authorized_associations, ctx.snap.bot_login)
+    found = commands(ctx, name, ctx.policy.authorized_associations)
     valid = [c for c in found if c.run_id is not None or not c.argument]
     command = effective(valid)
     if command is None:
@@ -50,24 +50,12 @@ def check(ctx: Context) -> CheckResult:
     posted = f"{_text(name, command)} posted by {_who(ctx, command)}"
     if command.run_id is None:
         return CheckResult(NUMBER, NAME, Status.PASS, f"{posted} in {command.comment.url}")
-    run = ctx.snap.run(command.run_id)
+    run = ctx.need.run(command.run_id)
     problem = _run_problem(ctx, command.run_id, run)
     if problem:
         return _fail(f"{posted} ({command.comment.url}) {problem}")
     return CheckResult(NUMBER, NAME, Status.PASS,
                        f"{posted} in {command.comment.url}; the run is on in-PR commit {run.head_sha[:8]}")
-
-
-def wants(ctx: Context) -> Wanted:
-    """Permissions of unauthorized command authors; the pinned run of the command in force when unknown."""
-    name = ctx.policy.reuse_command
-    found = commands(ctx.snap, name, ctx.policy.authorized_associations, ctx.snap.bot_login)
-    valid = [c for c in found if c.run_id is not None or not c.argument]
-    associations = ctx.policy.authorized_associations
-    permissions = sorted({c.author for c in valid if c.comment.author_association.upper() not in associations})
-    command = effective(valid)
-    runs = (command.run_id,) if command and command.run_id and ctx.snap.run(command.run_id) is None else ()
-    return Wanted(runs=runs, permissions=tuple(permissions))
 
 
 def _fail(reason: str) -> CheckResult:
@@ -82,8 +70,7 @@ def _who(ctx: Context, command: Command) -> str:
     association = command.comment.author_association or "NONE"
     if association.upper() in ctx.policy.authorized_associations:
         return f"{command.author} ({association})"
-    permission = ctx.snap.collaborators.get(command.author) or ctx.snap.collaborators.get(command.author.lower())
-    return f"{command.author} ({association}, {permission} permission)"
+    return f"{command.author} ({association}, {ctx.need.permission(command.author) or None} permission)"
 
 
 def _missing(ctx: Context, name: str, valid: list[Command], malformed: list[Command]) -> str:
@@ -102,10 +89,10 @@ def _missing(ctx: Context, name: str, valid: list[Command], malformed: list[Comm
     return f"{root}; {fix}"
 
 
-def _run_problem(ctx: Context, run_id: int, run: WorkflowRun | None) -> str:
+def _run_problem(ctx: Context, run_id: int, run: WorkflowRun | Missing) -> str:
     """Why the reuse path would refuse the pinned run; "" when it would accept it."""
     fix = "pin a completed sweep run of a commit currently in this PR"
-    if run is None:
+    if run is MISSING:
         return f"pins run {run_id}, which could not be found in {ctx.snap.repo}; {fix}"
     problem = run_problem(run, ctx.policy, ctx.snap.commits)
     return f"pins run {run_id}, which {problem}; {fix}" if problem else ""

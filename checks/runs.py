@@ -41,8 +41,8 @@ repository; a relative path, or one under a directory the script does not
 fix (`$WS_PATH/bench.sh`), is relative to the script's PWD, else to its own
 directory.
 
-Files the snapshot does not hold are evidence to fetch: `missing(ctx)` lists
-those the resolutions asked for so far, and each check's `wants` returns them.
+Files the snapshot does not hold are evidence to fetch: the resolver reads
+the repository through `ctx.need`, which records them.
 
 API (all cached per Context; a point is resolved only when asked about):
     points(entry)                -> the entry's search points, with their settings and lines
@@ -57,7 +57,6 @@ API (all cached per Context; a point is resolved only when asked about):
     trace(ctx, path, env, watch) -> one script run with a point's variables (e.g. its launcher)
     reach(ctx, path, env, watch) -> the scripts a script runs, transitively, each traced with its env
     repo_paths(ctx, value, base, cwd) -> where a path a script names is in the repository
-    missing(ctx)                 -> Wanted: the files resolutions needed and the snapshot lacks
 """
 
 from __future__ import annotations
@@ -69,7 +68,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from . import hardware
 from .context import Context
-from .evidence import Wanted
+from .evidence import MISSING
 from .masterconfig import EntryChange, iter_fields, iter_points
 from .shell import UNKNOWN, Run, Trace
 from .yamlload import LineDict, LineList, YamlProblem
@@ -189,7 +188,7 @@ def point_env(entry: dict, point: Point) -> dict[str, str]:
 
 def repo_dirs(ctx: Context) -> frozenset[str]:
     """The repository's top-level directories, as far as the snapshot shows them."""
-    return ctx.once(_repo_dirs)
+    return ctx.volatile(_repo_dirs)
 
 
 def _repo_dirs(ctx: Context) -> frozenset[str]:
@@ -232,37 +231,33 @@ def repo_paths(ctx: Context, value: str | None, base: str = "", cwd: str | None 
 
 
 class _Cache:
+    """The resolver's reads of the repository at head, through `ctx.need`, and its traces, through `ctx.once`
+    (a trace that met a file the snapshot lacks is traced again once the snapshot holds more)."""
+
     def __init__(self, ctx: Context):
         self.ctx = ctx
-        self.missing: dict[str, None] = {}
-        self.traces: dict[tuple, Trace] = {}
-        self.runs: dict[tuple[str, str, int], PointRun] = {}
 
     def read(self, path: str) -> str | None:
-        """The text of `path` at head; a path the snapshot does not know is noted as missing."""
-        snap = self.ctx.snap
-        if not snap.knows(path, "head"):
-            self.missing.setdefault(path)
-            return None
-        return snap.read(path, "head")
+        """The text of `path` at head; None when absent or not known yet (then noted as missing)."""
+        text = self.ctx.need.file("head", path)
+        return None if text is MISSING else text
 
     def exists(self, path: str) -> bool | None:
         """Whether the repository holds `path` at head; None (and noted as missing) when not known yet."""
-        if not self.ctx.snap.knows(path, "head"):
-            self.missing.setdefault(path)
-            return None
-        return self.ctx.snap.read(path, "head") is not None
+        found = self.ctx.need.exists("head", path)
+        return None if found is MISSING else found
 
     def trace(self, path: str, text: str, env: Mapping[str, str], watch: Callable, dollar0: str,
               library: bool = False) -> Trace:
-        key = (path, text, tuple(sorted(env.items())), watch, dollar0, library)
-        if key not in self.traces:
-            self.traces[key] = self.ctx.script(text).trace(env, dollar0, watch, self._file_test, not library, True)
-        return self.traces[key]
+        return self.ctx.once(_trace, path, text, tuple(sorted(env.items())), watch, dollar0, library)
 
     def _file_test(self, value: str) -> bool | None:
         found = repo_paths(self.ctx, value)
         return self.exists(found[0]) if found else None
+
+
+def _trace(ctx: Context, path: str, text: str, env: tuple, watch: Callable, dollar0: str, library: bool) -> Trace:
+    return ctx.script(text).trace(dict(env), dollar0, watch, _cache(ctx)._file_test, not library, True)
 
 
 def _cache(ctx: Context) -> _Cache:
@@ -276,12 +271,6 @@ def trace(ctx: Context, path: str, env: Mapping[str, str], watch: Callable = _no
     cache = _cache(ctx)
     text = cache.read(path)
     return cache.trace(path, text, env, watch, f"./{path}") if text is not None else None
-
-
-def missing(ctx: Context) -> Wanted:
-    """The files at head that resolutions asked for and the snapshot does not hold."""
-    head = ctx.snap.pr.head_sha
-    return Wanted(files=tuple((head, p) for p in _cache(ctx).missing if not ctx.snap.knows(p, "head")))
 
 
 # --------------------------------------------------------------------------
@@ -435,11 +424,8 @@ def entry_runs(ctx: Context, config_path: str, key: str, entry: dict) -> tuple[P
 
 def run_of(ctx: Context, config_path: str, key: str, entry: dict, point: Point) -> PointRun:
     """What one point of an entry runs (resolved on first use: launchers are read only for points asked about)."""
-    cache = _cache(ctx)
-    at = (config_path, key, point.line)
-    if at not in cache.runs:
-        cache.runs[at] = _point_run(ctx, cache, config_path, key, entry, point)
-    return cache.runs[at]
+    return ctx.memo(("runs.run_of", config_path, key, point.line),
+                    lambda: _point_run(ctx, _cache(ctx), config_path, key, entry, point))
 
 
 # The point's parallelism and sequence lengths: they size the run, they do not pick its script.
@@ -712,14 +698,7 @@ def _every(values: list[str | None]) -> bool:
 def reached(ctx: Context, files: tuple[str, ...]) -> Reachability:
     """`Reachability` of the configs the PR submits, for the lines of `files` (changed files), cached per
     Context: the entries it adds or changes, and those that run one of `files`."""
-    cache = ctx.once(_reachabilities)
-    if files not in cache:
-        cache[files] = _reached(ctx, files)
-    return cache[files]
-
-
-def _reachabilities(ctx: Context) -> dict[tuple[str, ...], Reachability]:
-    return {}
+    return ctx.once(_reached, files)
 
 
 def _submitted(ctx: Context, files: tuple[str, ...]) -> tuple[list[tuple[str, dict, PointRun]], set[str]]:

@@ -69,7 +69,6 @@ from typing import Iterator, Mapping
 
 from . import runs as resolver
 from .context import Context
-from .evidence import Wanted
 from .masterconfig import EntryChange
 from .policy import Policy
 from .shell import UNKNOWN, Launch, Script, Token
@@ -597,7 +596,6 @@ class Unlocated:
 class Inventory:
     units: tuple[SpecUnit, ...]
     unlocated: tuple[Unlocated, ...]
-    wanted: tuple[str, ...]  # paths at head the checks need and the snapshot does not know
     dormant: tuple[str, ...] = ()  # changed shared scripts with speculative flags no changed config reaches
 
     def na_reason(self, what: str) -> str:
@@ -709,8 +707,7 @@ def _inventory(ctx: Context) -> Inventory:
     dormant = tuple(f.path for f in ctx.changed_files
                     if f.head_text is not None and is_benchmark_script(f.path) and not is_config_script(f.path)
                     and f.path not in reached and script_settings(ctx.script(f.head_text), f.path)[0])
-    wanted = tuple(p for _h, p in resolver.missing(ctx).files)
-    return Inventory(tuple(b.units[p] for p in sorted(b.units)), tuple(b.unlocated), wanted, dormant)
+    return Inventory(tuple(b.units[p] for p in sorted(b.units)), tuple(b.unlocated), dormant)
 
 
 MAX_ENVS = 4  # distinct point variables a script is read with
@@ -851,10 +848,3 @@ def _script_unit(ctx: Context, path: str, text: str, changed: bool, env: Mapping
                     script_prefix(path), thinking_mode(code), tuple(sorted(configs, key=lambda c: c.line)),
                     tuple(dict.fromkeys(sims)), refs, env=dict(env), chain=chain,
                     declared="" if configs else declared)
-
-
-def wants_files(ctx: Context, extra: tuple[str, ...] = ()) -> Wanted:
-    """The files the inventory's resolutions need (and `extra` paths) not yet in the snapshot."""
-    inventory(ctx)
-    head = ctx.snap.pr.head_sha
-    return resolver.missing(ctx) | Wanted(files=tuple((head, p) for p in extra if not ctx.snap.knows(p, "head")))

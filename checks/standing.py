@@ -4,7 +4,7 @@ Two rules beyond checks 0-12. Both are pure; the app gathers their facts (GitHub
 edit history of the comment, what this App recorded when it verified before),
 calls them and posts what they decide.
 
-Own words (the "Signer's own words" row, added by `checks.engine.evaluate`): a
+Own words (the "Signer's own words" row, a rule of `checks.registry`): a
 sign-off counts only as its author's own words (`signoff.not_own_words`). One last
 edited by anyone else, or whose last editor GitHub would not tell, gets a FAIL row
 naming the editor: the verdict is REJECTED and says why. Such a sign-off vouches
@@ -45,6 +45,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import signoff
+from .context import Context
 from .result import CheckResult, Status
 from .snapshot import Snapshot
 
@@ -55,6 +56,11 @@ RECORD_SUFFIX = " -->"
 
 
 # --- own words ---------------------------------------------------------------------------------
+
+
+def check(ctx: Context) -> CheckResult | None:
+    """The "Signer's own words" row (15) of the verdict, shown only when it fails."""
+    return own_words(ctx.signoff)
 
 
 def own_words(sign: signoff.SignOff | None) -> CheckResult | None:

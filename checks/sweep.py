@@ -29,7 +29,7 @@ Deterministic rule:
 - A commit passes with >= 1 green benchmark lane, >= 1 green eval lane and no
   disqualifying lane. PASS names the newest passing commit in PR order, the
   green lanes per lane label, and the workflow run(s) behind them.
-- `passing_run` hands Check 2 that commit and the newest workflow run (highest
+- `sweeps.passing_run` hands Check 2 that commit and the newest workflow run (highest
   run id) behind its green eval lanes.
 - A PR that changes a workflow or a composite action (`.github/workflows/**`,
   `.github/actions/**`) gets a note on this row: on `pull_request` GitHub runs
@@ -53,117 +53,18 @@ Deterministic rule:
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from dataclasses import dataclass
 
 from .context import Context
 from .policy import Policy
 from .result import CheckResult, Status
-from .snapshot import CheckRun
+from .sweeps import BENCHMARK, EVAL, CommitSweep, assess, attempt_order, lane, passing_commit
 
 NUMBER = 1
 NAME = "sweep on in-PR commit"
 
 ROOT_ISSUE = "No passing sweep/eval was found on any commit in this PR."
 FIX = "Run (or re-anchor via `/reuse-sweep-run`) a passing full sweep on a commit currently in this PR."
-
-BENCHMARK = "benchmark"
-EVAL = "eval"
-
-_SEQ_LEN = re.compile(r"\d+k\d+k|\d+_\d+")
-
-
-@dataclass(frozen=True)
-class Lane:
-    kind: str  # BENCHMARK | EVAL
-    label: str  # the text before " / ", e.g. "multi-node 8k1k"
-
-
-@dataclass(frozen=True)
-class CommitSweep:
-    """The latest attempt of every lane check-run on one commit, by outcome."""
-
-    sha: str
-    green: tuple[tuple[CheckRun, Lane], ...]
-    bad: tuple[CheckRun, ...]
-    skipped: int
-
-    def has_green(self, kind: str) -> bool:
-        return any(lane.kind == kind for _run, lane in self.green)
-
-    @property
-    def passed(self) -> bool:
-        return not self.bad and self.has_green(BENCHMARK) and self.has_green(EVAL)
-
-    @property
-    def eval_run_id(self) -> int | None:
-        """The newest workflow run behind a green eval lane (run ids grow over time)."""
-        ids = [run.run_id for run, lane in self.green if lane.kind == EVAL and run.run_id is not None]
-        return max(ids) if ids else None
-
-
-def lane(name: str, policy: Policy) -> Lane | None:
-    """The lane a check-run name belongs to, or None for a non-lane job."""
-    if " / " not in name:
-        return None
-    label = name.split(" / ", 1)[0].strip()
-    if label in policy.eval_lanes:
-        return Lane(EVAL, label)
-    for prefix in policy.benchmark_lanes:
-        if label == prefix:
-            return Lane(BENCHMARK, label)
-        rest = label[len(prefix):]
-        if label.startswith(prefix) and rest[:1] == " " and _SEQ_LEN.fullmatch(rest[1:]):
-            return Lane(BENCHMARK, label)
-    return None
-
-
-def _attempt_order(run: CheckRun) -> tuple:
-    return (run.started_at == "", run.started_at, run.id)
-
-
-def assess(ctx: Context, sha: str) -> CommitSweep:
-    """The sweep evidence on commit `sha`: latest attempt per lane check-run name."""
-    latest: dict[str, tuple[CheckRun, Lane]] = {}
-    for run in ctx.snap.check_runs:
-        if run.head_sha != sha:
-            continue
-        found = lane(run.name, ctx.policy)
-        if found is None:
-            continue
-        held = latest.get(run.name)
-        if held is None or _attempt_order(run) > _attempt_order(held[0]):
-            latest[run.name] = (run, found)
-    green, bad, skipped = [], [], 0
-    for name in sorted(latest):
-        run, found = latest[name]
-        if run.status == "completed" and run.conclusion == "success":
-            green.append((run, found))
-        elif run.status == "completed" and run.conclusion == "skipped":
-            skipped += 1
-        else:
-            bad.append(run)
-    return CommitSweep(sha, tuple(green), tuple(bad), skipped)
-
-
-def passing_commit(ctx: Context) -> CommitSweep | None:
-    """The newest in-PR commit (PR order) whose sweep passes, if any."""
-    for sha in reversed(ctx.snap.commits):
-        sweep = assess(ctx, sha)
-        if sweep.passed:
-            return sweep
-    return None
-
-
-def passing_run(ctx: Context) -> tuple[str, int | None] | None:
-    """(commit, workflow run id) behind Check 1's passing eval lanes; None when Check 1 fails.
-
-    The run id is None only when the green eval check-runs name no workflow run.
-    """
-    sweep = passing_commit(ctx)
-    return (sweep.sha, sweep.eval_run_id) if sweep else None
-
 
 SELF_ATTESTING = (".github/workflows/", ".github/actions/")
 
@@ -229,7 +130,7 @@ def _why_not(ctx: Context) -> str:
     outside = [run for run in snap.check_runs
                if run.head_sha not in in_pr and run.conclusion == "success" and lane(run.name, ctx.policy)]
     if outside:
-        newest = max(outside, key=_attempt_order)
+        newest = max(outside, key=attempt_order)
         what = f"run {newest.run_id}" if newest.run_id is not None else "the only green sweep"
         return (f"No in-PR commit carries benchmark or eval check-runs; {what} ran on {newest.head_sha[:8]},"
                 f" which is no longer part of this PR")

@@ -6,6 +6,9 @@ import difflib
 from dataclasses import replace
 
 from checks.context import Context
+from checks.evidence import Wanted
+from checks.registry import rules_of
+from checks.rule import run
 from checks.result import CheckResult, Severity
 from checks.snapshot import ChangedFile, Comment, PullRequest, Snapshot, frozen_map
 
@@ -61,6 +64,13 @@ def ctx(**kw) -> Context:
 
 def with_(snap: Snapshot, **kw) -> Snapshot:
     return replace(snap, **kw)
+
+
+def needs(module, c: Context) -> Wanted:
+    """What `module`'s rule(s) ask for beyond what `c`'s snapshot holds, when they run on it."""
+    for rule in rules_of(module):
+        run(rule, c)
+    return c.missing
 
 
 def sound(module, c: Context) -> CheckResult:

@@ -49,8 +49,9 @@ def check_on_world(world: Path, module, *evidence):
     from app.offline import snapshot_from_world
     from app.world import World
     from checks.context import Context
+    from checks.registry import rules_of
 
-    snap = snapshot_from_world(World.load(world), modules=(module, *evidence))
+    snap = snapshot_from_world(World.load(world), rules=rules_of(module, *evidence))
     return module.check(Context(snap))
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from checks import chat_template
 from checks.result import Status
-from tests.builders import HEAD, changed, ctx
+from tests.builders import HEAD, changed, ctx, needs
 from tests.conftest import assert_check_agrees, world_params
 
 RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/8k1k/disagg-b200-1p1d-mtp.yaml"
@@ -93,7 +93,7 @@ def test_eval_only_client_is_not_the_benchmark():
 
 def test_agentic_replay_fails_closed_when_the_library_is_absent():
     c = ctx(files=[changed(AGENTIC, None, SERVE + REPLAY)])
-    assert chat_template.wants(c).files == ((HEAD, LIB),)
+    assert needs(chat_template, c).files == ((HEAD, LIB),)
     r = chat_template.check(c)
     assert r.status is Status.FAIL and LIB in r.reason and r.findings[0].line == 3
 
@@ -122,7 +122,7 @@ def test_a_chat_endpoint_only_in_a_comment_of_the_replay_function_does_not_count
 
 def test_library_changed_by_the_pr_is_read_at_head():
     c = ctx(files=[changed(AGENTIC, None, SERVE + REPLAY), changed(LIB, "x() {\n}\n", LIB_CHAT)])
-    assert chat_template.wants(c).files == ()
+    assert needs(chat_template, c).files == ()
     assert chat_template.check(c).status is Status.PASS
 
 
@@ -147,7 +147,7 @@ def test_master_only_change_checks_the_recipe_it_runs():
     base, head = ENTRY.format(tag="a"), ENTRY.format(tag="b")
     kw = dict(files=[changed(MASTER, base, head)], master_base={MASTER: base}, master_head={MASTER: head})
     c = ctx(**kw)
-    assert chat_template.wants(c).files == ((HEAD, RECIPE),)
+    assert needs(chat_template, c).files == ((HEAD, RECIPE),)
     missing = chat_template.check(c)
     assert missing.status is Status.FAIL and RECIPE in missing.reason and missing.findings[0].path == MASTER
     fetched = run(**kw, extra_files={HEAD: {RECIPE: RECIPE_HEAD}})
@@ -187,7 +187,7 @@ def test_a_custom_benchmark_is_judged_by_the_script_its_command_runs():
     """`use_chat_template` means nothing for `type: custom`: the command's script is the client, found at
     its repository path, and the replay function of the library it sources is read."""
     c = ctx(files=[changed(AGENTIC_RECIPE, None, CUSTOM_RECIPE)])
-    assert {p for _sha, p in chat_template.wants(c).files} == {AGENTIC_SRT}
+    assert {p for _sha, p in needs(chat_template, c).files} == {AGENTIC_SRT}
     files = [changed(AGENTIC_RECIPE, None, CUSTOM_RECIPE)]
     r = run(files=files, extra_files={HEAD: {AGENTIC_SRT: SRT_CLIENT, LIB: LIB_CHAT}})
     assert r.status is Status.PASS and "chat-completions replay (benchmarks/benchmark_lib.sh)" in r.reason

@@ -10,6 +10,7 @@ import yaml
 
 from checks import checklist
 from checks.context import Context
+from checks.registry import rules_of
 from checks.result import Status
 from checks.signoff import SIGNOFF_CHARS
 from tests.builders import REPO, SIGNOFF_HEAD, comment, ctx
@@ -328,6 +329,6 @@ def test_world(world: Path):
     want = (expected.get("checks") or {}).get(checklist.NUMBER)
     if want is None:
         pytest.skip("check 5 not asserted in this world")
-    snap = snapshot_from_world(World.load(world), modules=(checklist,))
+    snap = snapshot_from_world(World.load(world), rules=rules_of(checklist))
     result = checklist.check(Context(snap))
     assert result.status.value == want, result.reason

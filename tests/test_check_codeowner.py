@@ -10,9 +10,10 @@ import yaml
 from checks import codeowner
 from checks.context import Context
 from checks.evidence import Wanted
+from checks.registry import rules_of
 from checks.result import Status
 from checks.snapshot import ChangedFile
-from tests.builders import SIGNOFF_HEAD, comment, ctx, pr
+from tests.builders import SIGNOFF_HEAD, comment, ctx, needs, pr
 from tests.conftest import world_params
 
 CODEOWNERS = """\
@@ -225,22 +226,22 @@ def test_deterministic():
     assert codeowner.check(c1) == codeowner.check(c2)
 
 
-# --- wants ----------------------------------------------------------------------
+# --- evidence asked for ----------------------------------------------------------------------
 
 
 def test_wants_teams_of_owning_rules():
-    w = codeowner.wants(make(signer="Ankur-singh", paths=("configs/nvidia-master.yaml", "experimental/operatorx/a")))
+    w = needs(codeowner, make(signer="Ankur-singh", paths=("configs/nvidia-master.yaml", "experimental/operatorx/a")))
     assert w == Wanted(teams=(("InferenceX/core", "Ankur-singh"), ("InferenceX/opx", "Ankur-singh")))
 
 
 def test_wants_every_team_when_only_the_catch_all_decides_and_signer_is_not_named():
-    w = codeowner.wants(make(signer="cquil11", paths=("README.md",)))
+    w = needs(codeowner, make(signer="cquil11", paths=("README.md",)))
     assert w.teams == (("InferenceX/core", "cquil11"), ("InferenceX/opx", "cquil11"))
 
 
 def test_wants_nothing_without_signoff_or_codeowners():
-    assert codeowner.wants(ctx(files=files("a"), policy={".github/CODEOWNERS": CODEOWNERS})) == Wanted()
-    assert codeowner.wants(make(codeowners=None)) == Wanted()
+    assert needs(codeowner, ctx(files=files("a"), policy={".github/CODEOWNERS": CODEOWNERS})) == Wanted()
+    assert needs(codeowner, make(codeowners=None)) == Wanted()
 
 
 # --- shared worlds ------------------------------------------------------------------
@@ -255,6 +256,6 @@ def test_world(world: Path):
     want = (expected.get("checks") or {}).get(codeowner.NUMBER)
     if want is None:
         pytest.skip("check 0 not asserted in this world")
-    snap = snapshot_from_world(World.load(world), modules=(codeowner,))
+    snap = snapshot_from_world(World.load(world), rules=rules_of(codeowner))
     result = codeowner.check(Context(snap))
     assert result.status.value == want, result.reason

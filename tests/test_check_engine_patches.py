@@ -6,7 +6,7 @@ import pytest
 
 from checks import engine_patches
 from checks.result import Status
-from tests.builders import HEAD, REPO, SIGNOFF_HEAD, changed, comment, ctx
+from tests.builders import HEAD, REPO, SIGNOFF_HEAD, changed, comment, ctx, needs
 from tests.conftest import assert_check_agrees, world_params
 
 SCRIPT = "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh"
@@ -262,7 +262,7 @@ def test_a_patcher_is_judged_by_what_it_writes():
         r = run(files=[changed(lib, "x=1\n", "x=1\n" + call)],
                 extra_files={HEAD: {"utils/evals/patches/patch_agent.py": patcher}})
         assert r.status is status, r.reason
-    assert engine_patches.wants(ctx(files=[changed(lib, "x=1\n", "x=1\n" + call)])).files == (
+    assert needs(engine_patches, ctx(files=[changed(lib, "x=1\n", "x=1\n" + call)])).files == (
         (HEAD, "utils/evals/patches/patch_agent.py"),)
 
 

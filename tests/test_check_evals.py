@@ -9,9 +9,10 @@ import yaml
 
 from checks import evals, hardware, sweep
 from checks.evidence import Wanted
+from checks.registry import rules_of
 from checks.result import Status
 from checks.snapshot import Artifact, ArtifactFiles, CheckRun, WorkflowRun, frozen_map
-from tests.builders import HEAD, comment, ctx
+from tests.builders import HEAD, comment, ctx, needs
 from tests.conftest import world_params
 
 OLD = "0" * 40
@@ -191,7 +192,7 @@ def test_unauthorized_pin_is_ignored():
     c = make(artifacts=artifacts, workflow_runs=[workflow_run(), workflow_run(PINNED)], comments=[pin])
     assert evals.target(c).run_id == RUN
     assert run(c).status is Status.PASS
-    assert evals.wants(c).permissions == ("drive-by",)
+    assert needs(evals, c).permissions == ("drive-by",)
 
 
 def test_bare_reuse_command_falls_back_to_check_one_run():
@@ -426,9 +427,10 @@ def test_sku_family(hw, family):
 # --- image ------------------------------------------------------------------
 
 
-def _older_commit(old_cfg_text: str | None, extra: bool = True):
+def _older_commit(old_cfg_text: str | None, extra: bool = True, **kw):
     files = {OLD: {CFG: old_cfg_text}} if extra else {}
-    return make(commits=(OLD, HEAD), check_runs=lanes(OLD), workflow_runs=[workflow_run(sha=OLD)], extra_files=files)
+    return make(commits=(OLD, HEAD), check_runs=lanes(OLD), workflow_runs=[workflow_run(sha=OLD)], extra_files=files,
+                **kw)
 
 
 def test_image_mismatch_at_evaluated_commit_fails():
@@ -445,7 +447,8 @@ def test_same_image_at_evaluated_commit_passes():
 
 def test_evaluated_commit_configs_are_wanted_and_missing_ones_fail_closed():
     c = _older_commit(None, extra=False)
-    assert evals.wants(c) == Wanted(files=((OLD, CFG),), runs=(RUN,))
+    assert needs(evals, c) == Wanted(files=((OLD, CFG),))
+    assert needs(evals, _older_commit(None, extra=False, artifacts=[])) == Wanted(files=((OLD, CFG),), runs=(RUN,))
     result = run(c)
     assert result.status is Status.FAIL and f"{CFG} at {OLD[:8]} (the commit run {RUN} evaluated) is not available" \
         in result.reason
@@ -488,12 +491,13 @@ def test_unreadable_benchmark_artifact_fails_closed():
     assert result.status is Status.FAIL and result.reason.startswith(f"results_bmk/agg_bmk.json of run {RUN} is not")
 
 
-# --- wants and determinism --------------------------------------------------
+# --- evidence asked for, and determinism --------------------------------------------------
 
 
 def test_wants_the_audited_run_only():
-    assert evals.wants(make()) == Wanted(runs=(RUN,))
-    assert evals.wants(make(check_runs=[])) == Wanted()
+    assert needs(evals, make(artifacts=[])) == Wanted(runs=(RUN,))
+    assert needs(evals, make()) == Wanted()  # its artifacts are held
+    assert needs(evals, make(check_runs=[])) == Wanted()
 
 
 def test_deterministic_regardless_of_artifact_order():
@@ -518,6 +522,6 @@ def test_shared_world_agrees(world):
     want = (expected.get("checks") or {}).get(evals.NUMBER)
     if want is None:
         pytest.skip("expected.yaml does not assert check 2")
-    snap = snapshot_from_world(World.load(world), modules=(sweep, evals))
+    snap = snapshot_from_world(World.load(world), rules=rules_of(sweep, evals))
     result = evals.check(Context(snap))
     assert result.status.value == want, result.reason

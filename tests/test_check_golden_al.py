@@ -6,7 +6,7 @@ import pytest
 
 from checks import golden_al
 from checks.result import Status
-from tests.builders import HEAD, SIGNOFF_HEAD, changed, comment, ctx
+from tests.builders import HEAD, SIGNOFF_HEAD, changed, comment, ctx, needs
 from tests.conftest import assert_check_agrees, world_params
 
 GLM = "benchmarks/single_node/agentic/glm5.2_fp4_mi355x_sglang_mtp.sh"
@@ -233,8 +233,8 @@ def test_agentic_entry_whose_script_is_missing_fails_closed():
 def test_only_the_curves_of_agentic_configs_are_asked_for():
     files = [changed(GLM, None, SGLANG.format(n=5)), changed(K3, None, k3_script("2.51")),
              changed(FIXED, None, SGLANG.format(n=3))]
-    assert golden_al.wants(ctx(files=files)).golden == ("glm5.2_mtp", "kimik3_dspark")
-    assert golden_al.wants(ctx(files=[changed(FIXED, None, SGLANG.format(n=3))])).golden == ()
+    assert needs(golden_al, ctx(files=files)).golden == ("glm5.2_mtp", "kimik3_dspark")
+    assert needs(golden_al, ctx(files=[changed(FIXED, None, SGLANG.format(n=3))])).golden == ()
 
 
 def test_a_stem_names_its_plain_curve_and_its_variants_only():

@@ -8,6 +8,7 @@ import yaml
 from checks import recipe_link
 from checks.context import Context
 from checks.evidence import UpstreamTarget
+from checks.registry import rules_of
 from checks.result import Status
 from checks.snapshot import UpstreamDoc, frozen_map
 from tests import builders
@@ -178,10 +179,10 @@ def test_links_outside_the_detail_section_do_not_count():
 
 def test_wants_asks_for_the_linked_recipes():
     ctx = make(detail=f"{PR_URL} and {PAGE_URL}", upstream=())
-    wanted = recipe_link.wants(ctx)
-    assert [t.url for t in wanted.upstream] == [PR_URL, PAGE_URL]
-    assert not recipe_link.wants(make(script=None, entry=None))
-    assert not recipe_link.wants(make(comments=[]))
+    wanted = builders.needs(recipe_link, ctx)
+    assert sorted(t.url for t in wanted.upstream) == sorted([PR_URL, PAGE_URL])
+    assert not builders.needs(recipe_link, make(script=None, entry=None))
+    assert not builders.needs(recipe_link, make(comments=[]))
 
 
 # --- applicability -----------------------------------------------------------------
@@ -595,6 +596,6 @@ def test_world_agrees_with_expected(world):
     expected = (yaml.safe_load((world / "expected.yaml").read_text()) or {}).get("checks", {})
     if 3 not in expected:
         pytest.skip("expected.yaml does not assert check 3")
-    snap = snapshot_from_world(World.load(world), modules=(recipe_link,))
+    snap = snapshot_from_world(World.load(world), rules=rules_of(recipe_link))
     result = recipe_link.check(Context(snap))
     assert result.status.value == expected[3], result.reason

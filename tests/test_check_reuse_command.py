@@ -13,8 +13,9 @@ from checks.context import Context
 from checks.evidence import Wanted
 from checks.result import Status
 from checks.policy import Policy
+from checks.registry import rules_of
 from checks.snapshot import Artifact, WorkflowRun
-from tests.builders import HEAD, REPO, comment, ctx
+from tests.builders import HEAD, REPO, comment, ctx, needs
 from tests.conftest import world_params
 
 RUN = WorkflowRun(id=31451666262, name="Run Sweep", path=".github/workflows/run-sweep.yml", event="pull_request",
@@ -174,19 +175,19 @@ def test_who_may_command(association, permission, ok):
     assert commands.authorized(association, permission, Policy().authorized_associations) is ok
 
 
-# --- wants ----------------------------------------------------------------------
+# --- evidence asked for ----------------------------------------------------------------------
 
 
 def test_wants_unknown_pinned_run_and_permissions():
     c = make(comment("/reuse-sweep-run 555", cid=1, created_at="2026-08-01T10:00:00Z"),
              comment("/reuse-sweep-run 666", author="outsider", association="CONTRIBUTOR", cid=2,
                      created_at="2026-08-01T11:00:00Z"))
-    assert reuse_command.wants(c) == Wanted(runs=(555,), permissions=("outsider",))
+    assert needs(reuse_command, c) == Wanted(runs=(555,), permissions=("outsider",))
 
 
 def test_wants_nothing_when_the_run_is_known():
-    assert reuse_command.wants(make(comment("/reuse-sweep-run 31451666262"))) == Wanted()
-    assert reuse_command.wants(make()) == Wanted()
+    assert needs(reuse_command, make(comment("/reuse-sweep-run 31451666262"))) == Wanted()
+    assert needs(reuse_command, make()) == Wanted()
 
 
 # --- shared worlds ------------------------------------------------------------------
@@ -201,6 +202,6 @@ def test_world(world: Path):
     want = (expected.get("checks") or {}).get(reuse_command.NUMBER)
     if want is None:
         pytest.skip("check 4 not asserted in this world")
-    snap = snapshot_from_world(World.load(world), modules=(reuse_command,))
+    snap = snapshot_from_world(World.load(world), rules=rules_of(reuse_command))
     result = reuse_command.check(Context(snap))
     assert result.status.value == want, result.reason

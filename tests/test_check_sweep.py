@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from checks import sweep
+from checks import sweep, sweeps
 from checks.policy import Policy
+from checks.registry import rules_of
 from checks.result import Status
 from checks.snapshot import CheckRun
 from tests.builders import HEAD, changed, comment, ctx, pr
@@ -57,7 +58,7 @@ def green_sweep(sha: str = HEAD, run_id: int = RUN, first_id: int = 1) -> list[C
     ("multi-node evals / x", None),
 ])
 def test_lane_names(name, kind):
-    found = sweep.lane(name, Policy())
+    found = sweeps.lane(name, Policy())
     assert (found.kind if found else None) == kind
 
 
@@ -82,7 +83,7 @@ def test_sweep_on_rebased_out_commit_only_fails():
     assert result.status is Status.FAIL
     assert result.reason.startswith(sweep.ROOT_ISSUE)
     assert f"run {RUN} ran on {GONE[:8]}, which is no longer part of this PR" in result.reason
-    assert sweep.passing_run(ctx(check_runs=green_sweep(GONE))) is None
+    assert sweeps.passing_run(ctx(check_runs=green_sweep(GONE))) is None
 
 
 def test_run_id_quoted_in_signoff_is_not_trusted():
@@ -124,7 +125,7 @@ def test_failed_latest_attempt_disqualifies_head_while_older_commit_passes():
     assert result.status is Status.PASS
     assert result.reason.startswith(f"in-PR commit {OLD[:8]} carries")
     assert "from run 111" in result.reason
-    assert sweep.passing_run(c) == (OLD, 111)
+    assert sweeps.passing_run(c) == (OLD, 111)
 
 
 def test_failed_latest_attempt_alone_fails_naming_it():
@@ -179,7 +180,7 @@ def test_other_conclusions_disqualify(conclusion):
 def test_prefers_newest_passing_commit():
     runs = green_sweep(OLD, run_id=111) + green_sweep(HEAD, run_id=222, first_id=100)
     c = ctx(commits=(OLD, HEAD), check_runs=runs)
-    assert sweep.passing_run(c) == (HEAD, 222)
+    assert sweeps.passing_run(c) == (HEAD, 222)
     assert sweep.check(c).reason.startswith(f"PR head {HEAD[:8]}")
 
 
@@ -192,14 +193,14 @@ def test_older_commit_passing_when_head_has_no_sweep():
 def test_newest_eval_run_is_the_one_behind_check_one():
     runs = green_sweep(run_id=111) + [cr(50, "eval / dsv4-fp4-b200-sglang TP8 c128", run_id=222)]
     c = ctx(check_runs=runs)
-    assert sweep.passing_run(c) == (HEAD, 222)
+    assert sweeps.passing_run(c) == (HEAD, 222)
     assert "from runs 111, 222" in sweep.check(c).reason
 
 
 def test_eval_lane_without_workflow_run():
     runs = [cr(1, "single-node 8k1k / x", run_id=None), cr(2, "eval / x", run_id=None)]
     c = ctx(check_runs=runs)
-    assert sweep.passing_run(c) == (HEAD, None)
+    assert sweeps.passing_run(c) == (HEAD, None)
     result = sweep.check(c)
     assert result.status is Status.PASS and "(no workflow run linked)" in result.reason
 
@@ -277,6 +278,6 @@ def test_shared_world_agrees(world):
     want = (expected.get("checks") or {}).get(sweep.NUMBER)
     if want is None:
         pytest.skip("expected.yaml does not assert check 1")
-    snap = snapshot_from_world(World.load(world), modules=(sweep, evals))
+    snap = snapshot_from_world(World.load(world), rules=rules_of(sweep, evals))
     result = sweep.check(Context(snap))
     assert result.status.value == want, result.reason

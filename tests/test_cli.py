@@ -7,7 +7,8 @@ import os
 import subprocess
 import sys
 
-from app.store import SqliteStore, open_store
+from app.store import SqliteStore
+from app.stores import open_store
 
 from .apphost import KEY
 from .databases import query

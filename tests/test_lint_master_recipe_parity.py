@@ -6,7 +6,7 @@ import pytest
 
 from checks.lint import master_recipe_parity as rule
 from checks.result import Severity
-from tests.builders import HEAD
+from tests.builders import HEAD, needs
 from tests.test_lint_recipes import (
     IMAGE,
     L_CONTAINER,
@@ -119,11 +119,11 @@ def test_alias_no_launcher_explains_is_a_warning_that_cannot_decide(extra):
 def test_wants_the_runners_file_then_the_launchers_of_an_aliased_container():
     c = lint_ctx(recipe_yaml(container="dynamo-sglang"), master_yaml())
     # the runners files, and the launcher named after the label, which runs when the files do not list it
-    assert rule.wants(c).files == ((HEAD, ".github/configs/runners.yaml"), (HEAD, RUNNERS),
+    assert needs(rule, c).files == ((HEAD, ".github/configs/runners.yaml"), (HEAD, RUNNERS),
                                    (HEAD, "runners/launch_gb200.sh"))
     c = lint_ctx(recipe_yaml(container="dynamo-sglang"), master_yaml(), extra={RUNNERS: RUNNERS_YAML})
-    assert rule.wants(c).files == ((HEAD, ".github/configs/runners.yaml"), (HEAD, LAUNCHER))
-    assert rule.wants(lint_ctx(recipe_yaml(), master_yaml(), extra=with_launcher(None))).files == ()
+    assert needs(rule, c).files == ((HEAD, LAUNCHER),)  # the first runners file decides: the other is not read
+    assert needs(rule, lint_ctx(recipe_yaml(), master_yaml(), extra=with_launcher(None))).files == ()
 
 
 # --- aggregated recipes -----------------------------------------------------------
@@ -228,7 +228,7 @@ def test_selectors_missing_recipes_and_unchanged_entries_are_skipped():
 
 
 def test_wants_the_recipe_a_changed_entry_names():
-    assert rule.wants(lint_ctx(None, master_yaml())).files == (
+    assert needs(rule, lint_ctx(None, master_yaml())).files == (
         (HEAD, ".github/configs/runners.yaml"), (HEAD, RECIPE_PATH), (HEAD, RUNNERS))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks import hardware
+from checks import hardware, runs
 from checks.lint import recipes
 from tests.builders import HEAD, changed, ctx
 
@@ -205,17 +205,20 @@ def test_comment_only_edits_do_not_change_an_entry():
     assert recipes.linked_points(lint_ctx(None, edited, master_base=master, extra={RECIPE_PATH: recipe_yaml()})) == ()
 
 
-def test_wanted_recipes_names_recipes_the_snapshot_lacks():
+def test_linked_points_ask_for_the_recipes_the_snapshot_lacks():
     c = lint_ctx(None, master_yaml())
-    assert recipes.wanted_recipes(c).files == ((HEAD, RECIPE_PATH),)
-    assert not recipes.wanted_recipes(lint_ctx(None, master_yaml(), extra={RECIPE_PATH: None}))
+    recipes.linked_points(c)
+    assert c.missing.files == ((HEAD, RECIPE_PATH),)
+    c = lint_ctx(None, master_yaml(), extra={RECIPE_PATH: None})
+    recipes.linked_points(c)
+    assert not c.missing
 
 
 def test_selector_and_foreign_paths():
     c = lint_ctx(None, master_yaml(rel=RECIPE_REL + ":override_mtp[0]"), extra={RECIPE_PATH: recipe_yaml()})
     [p] = recipes.linked_points(c)
     assert (p.recipe_path, p.selector) == (RECIPE_PATH, "override_mtp[0]")
-    assert recipes.state(c).resolve("/abs/path.yaml") is None
+    assert runs.recipe_target(c, "/abs/path.yaml") is None
 
 
 def test_malformed_master_entry_links_nothing():

@@ -7,18 +7,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.offline import snapshot_from_world
+from app.offline import judge_world
 from app.world import World
-from checks import lint
-from checks.context import Context
+from checks.registry import LINT
 from checks.result import Severity
 from tests.conftest import world_params
 
 
 def lint_world(world: Path):
-    snap = snapshot_from_world(World.load(world), modules=(lint,))
-    ctx = Context(snap)
-    return ctx, lint.run(ctx)
+    done = judge_world(World.load(world), rules=LINT)
+    return done.ctx, list(done.verdict.lint_findings)
 
 
 def expected(world: Path) -> dict:
@@ -29,7 +27,7 @@ def expected(world: Path) -> dict:
 def test_every_expected_annotation_is_reported(world):
     _ctx, findings = lint_world(world)
     got = {(f.path, f.line, f.rule) for f in findings}
-    lint_rules = {rule.ID for rule in lint.RULES}
+    lint_rules = {rule.id for rule in LINT}
     for a in expected(world).get("annotations") or []:
         if a["rule"] in lint_rules:
             assert (a["path"], a["line"], a["rule"]) in got

@@ -111,7 +111,7 @@ def test_a_point_without_config_file_runs_what_its_launcher_picks_and_that_runs_
         ("benchmarks/multi_node/utils/job.slurm", "sbatch"), ("benchmarks/multi_node/utils/server.sh", "named")]
     (call,) = reached[-1].trace.calls
     assert call.words[-1] == ("--use-chat-template",)  # ENGINE, exported two scripts up, decides the branch
-    assert runs.missing(c).files == ()
+    assert c.missing.files == ()
 
 
 def test_what_a_point_runs_is_asked_for_when_the_snapshot_lacks_it():
@@ -119,7 +119,7 @@ def test_what_a_point_runs_is_asked_for_when_the_snapshot_lacks_it():
     c = entry_ctx(text)
     run = runs.runs(c, c.changed_entries[0])[0]
     assert run.problem == "not known yet" and run.targets == ()
-    assert {p for _sha, p in runs.missing(c).files} == {
+    assert {p for _sha, p in c.missing.files} == {
         "configs/runners.yaml", ".github/configs/runners.yaml", "runners/launch_gb300.sh"}
 
 

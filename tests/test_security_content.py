@@ -28,7 +28,8 @@ from app.github import CallStats, installation_client
 from app.pipeline import verify
 from app.replay import REPLAY_APP_ID, throwaway_key
 from checks import codeowner, codeowners
-from checks.engine import COMPLETENESS_NUMBER, LINT_NUMBER, UNREADABLE_RULE
+from checks.completeness import NUMBER as COMPLETENESS_NUMBER, UNREADABLE_RULE
+from checks.rule import LINT_ROW as LINT_NUMBER
 
 from .test_replay import assert_same_snapshot, gathered
 from .variants import (
@@ -53,13 +54,9 @@ CPU_LIMIT = 120  # seconds of CPU for a child evaluation
 # A child process: evaluate the world's PR offline and print what the tests assert on.
 CHILD = """
 import json, sys
-from app.offline import snapshot_from_world
+from app.offline import judge_world
 from app.world import World
-from checks.engine import evaluate
-from checks.evidence import wanted
-snap = snapshot_from_world(World.load(sys.argv[1]))
-wanted(snap)
-v = evaluate(snap)
+v = judge_world(World.load(sys.argv[1])).verdict
 print(json.dumps({"label": v.label, "failing": {r.number: r.reason for r in v.rows if not r.passed},
                   "lint": v.lint.status.value, "findings": [f.to_json() for f in v.findings]}))
 """

@@ -171,12 +171,11 @@ def test_master_only_change_wants_the_launcher_and_the_scripts_named_after_the_e
     c = ctx(files=[changed(MASTER, base, SINGLE_ENTRY)], master_base={MASTER: base}, master_head={MASTER: SINGLE_ENTRY})
     inv = sd.inventory(c)
     assert inv.units == ()
-    assert inv.wanted == ("configs/runners.yaml", ".github/configs/runners.yaml",
-                          "benchmarks/single_node/agentic/kimik3_fp4_mi355x_vllm_mtp.sh",
-                          "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh", "runners/launch_mi355x-amds.sh")
+    assert set(c.missing.files) == {(HEAD, p) for p in (
+        "configs/runners.yaml", ".github/configs/runners.yaml", "benchmarks/single_node/agentic/kimik3_fp4_mi355x_vllm_mtp.sh",
+        "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh", "runners/launch_mi355x-amds.sh")}
     (u,) = inv.unlocated
     assert (u.key, u.agentic, u.line) == ("kimik3-fp4-mi355x-vllm-agentic-mtp", True, 11)
-    assert set(sd.wants_files(c).files) == {(HEAD, p) for p in inv.wanted}
 
 
 LAUNCHER = """\
@@ -215,7 +214,7 @@ def test_master_only_change_uses_the_fallback_script_when_fetched():
     (unit,) = inv.units
     assert (unit.path, unit.changed, unit.agentic, unit.engine) == (
         "benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh", False, True, "vllm")
-    assert inv.unlocated == () and inv.wanted == ()
+    assert inv.unlocated == () and not c.missing
 
 
 def test_inventory_is_deterministic():

@@ -23,7 +23,8 @@ from app.settings import Settings
 from app.store import Job, SqliteStore
 from checks import signoff, standing
 from checks.context import Context
-from checks.engine import COMPLETENESS_NUMBER, evaluate
+from checks.completeness import NUMBER as COMPLETENESS_NUMBER
+from checks.engine import evaluate
 from checks.policy import Policy
 from checks.result import Status
 from checks.snapshot import Comment

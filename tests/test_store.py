@@ -11,7 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from app.store import SQLITE_MIGRATIONS, Delivery, JobSpec, SchemaTooNew, SqliteStore, open_store
+from app.store import SQLITE_MIGRATIONS, Delivery, JobSpec, SchemaTooNew, SqliteStore
+from app.stores import open_store
 from app.store_pg import PG_MIGRATIONS, PostgresStore
 
 from .databases import query

@@ -6,7 +6,8 @@ import shutil
 
 from app import render
 from app.replay import DEMO_WORLD, replay
-from checks.engine import COMPLETENESS_NAME, LINT_NAME, evaluate
+from checks.completeness import NAME as COMPLETENESS_NAME
+from checks.engine import LINT_NAME, evaluate
 from checks.result import Status
 from checks.snapshot import ChangedFile
 from tests.builders import snapshot

@@ -68,10 +68,10 @@ from typing import Any, Iterator
 
 from .. import launchers, runs
 from ..context import Context
-from ..evidence import Wanted
+from ..evidence import MISSING
 from ..result import Finding, Severity
 from ..yamlload import LineDict
-from .recipes import PointRef, Recipe, as_int, is_changed, linked_points, option, recipe, wanted_recipes
+from .recipes import PointRef, Recipe, as_int, is_changed, linked_points, named_by_changes, option, recipe
 
 ID = "master-recipe-parity"
 SEVERITY = Severity.ERROR
@@ -85,6 +85,9 @@ def check(ctx: Context) -> Iterator[Finding]:
     # (anchor path, line, problem, fix) -> the lines on the other side, so one
     # recipe line named by several points is reported once.
     grouped: dict[tuple[str, int, Severity, str, str], list[str]] = {}
+    if any(ctx.need.file("head", path) is MISSING for path in named_by_changes(ctx)):
+        for path in ctx.policy.runners_configs:  # a recipe still to read may alias its container: ask now
+            ctx.need.file("head", path)
     for p in linked_points(ctx):
         rec = recipe(ctx, p.recipe_path)
         if p.selector or rec is None or not rec.flat:
@@ -102,22 +105,6 @@ def check(ctx: Context) -> Iterator[Finding]:
                 refs.append(other)
     for (path, line, severity, problem, fix), refs in grouped.items():
         yield Finding(path, line, ID, severity, f"{problem} (see {', '.join(refs)}); {fix}")
-
-
-def wants(ctx: Context) -> Wanted:
-    """The recipes changed master entries name but the PR does not change; the runners file and launchers
-    that say what a recipe's container alias resolves to."""
-    head = ctx.snap.pr.head_sha
-    recipes = wanted_recipes(ctx)
-    aliased = [p for p in linked_points(ctx) if (rec := recipe(ctx, p.recipe_path)) is not None and rec.flat
-               and _alias(p, rec) is not None]
-    files: list[str] = []
-    if recipes.files or aliased:  # a recipe still to read may alias its container too: ask in the same round
-        files += [path for path in ctx.policy.runners_configs if not ctx.snap.knows(path)]
-    for p in aliased:
-        files += [path for path in runs.launchers(ctx, str(p.entry.get("runner") or ""))
-                  if not ctx.snap.knows(path)]
-    return recipes | Wanted(files=tuple((head, path) for path in dict.fromkeys(files)))
 
 
 _Mismatch = tuple[int, int, str, str, Severity]  # recipe line, master line, what disagrees, the fix, severity

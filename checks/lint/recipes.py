@@ -6,8 +6,8 @@ value names is `checks.runs` (the one resolver every check uses:
 `recipes/<path>` is srt-slurm's folder the launchers copy the repository's
 recipes into, a repository path is itself; `EVAL_CONFIG_FILE=` recipes are
 eval-only, not benchmark configs, and are not linked here). Everything here
-is derived from the snapshot and cached per `Context`, so rules that look at
-the same recipe or master entry parse it once.
+is derived from the snapshot and cached on the `Context` (`Context.once`),
+so rules that look at the same recipe or master entry parse it once.
 
 Only the flat srt-slurm job format (`model`, `resources`, `backend`,
 `benchmark` at top level) is read. Files in the schema-2 format (`base:`
@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, Iterator
-from weakref import WeakKeyDictionary
 
 from .. import changelog, runs
 from ..context import Context
+from ..evidence import MISSING
 from ..hardware import GPUS_PER_NODE, known_sku
-from ..evidence import Wanted
 from ..masterconfig import MasterConfig
 from ..yamlload import LineDict, LineList, YamlProblem
 
@@ -170,95 +168,72 @@ class PointRef:
     entry_changed: bool
 
 
-class _State:
-    """Everything the rules derive from one Context, computed on first use."""
+def is_recipe_path(ctx: Context, path: str) -> bool:
+    return path.startswith(ctx.policy.recipe_root.rstrip("/") + "/") and path.endswith((".yaml", ".yml"))
 
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
-        self._recipes: dict[str, Recipe | None] = {}
 
-    @cached_property
-    def prefix(self) -> str:
-        return self.ctx.policy.recipe_root.rstrip("/") + "/"
+def _recipe(ctx: Context, path: str) -> Recipe | None:
+    text = ctx.need.file("head", path)
+    if text is None or text is MISSING:
+        return None
+    try:
+        return Recipe(path, text, ctx.yaml(text), None)
+    except YamlProblem as exc:
+        return Recipe(path, text, None, exc)
 
-    def is_recipe_path(self, path: str) -> bool:
-        return path.startswith(self.prefix) and path.endswith((".yaml", ".yml"))
 
-    def recipe(self, path: str) -> Recipe | None:
-        if path not in self._recipes:
-            text = self.ctx.snap.read(path)
-            recipe = None
-            if text is not None:
-                try:
-                    recipe = Recipe(path, text, self.ctx.yaml(text), None)
-                except YamlProblem as exc:
-                    recipe = Recipe(path, text, None, exc)
-            self._recipes[path] = recipe
-        return self._recipes[path]
+def _changed_recipes(ctx: Context) -> tuple[Recipe, ...]:
+    out = []
+    for f in ctx.changed_files:
+        if is_recipe_path(ctx, f.path) and f.head_text is not None:
+            found = recipe(ctx, f.path)
+            if found is not None:
+                out.append(found)
+    return tuple(out)
 
-    @cached_property
-    def changed_recipes(self) -> tuple[Recipe, ...]:
-        out = []
-        for f in self.ctx.changed_files:
-            if self.is_recipe_path(f.path) and f.head_text is not None:
-                recipe = self.recipe(f.path)
-                if recipe is not None:
-                    out.append(recipe)
-        return tuple(out)
 
-    def resolve(self, setting: str) -> tuple[str, str] | None:
-        """(recipe path, selector) a CONFIG_FILE value names (`runs.recipe_target`); None for an empty one."""
-        return runs.recipe_target(self.ctx, setting)
+def _naming(ctx: Context) -> dict[str, tuple[tuple[str, str, bool], ...]]:
+    """`entries_naming` of the recipes changed entries name and of the recipes the PR changes: the points
+    the rules judge (`linked_points` parses only entries whose recipes exist)."""
+    paths = runs.recipe_index(ctx).named_by_changes() + tuple(r.path for r in changed_recipes(ctx))
+    return {path: refs for path in dict.fromkeys(paths) if (refs := entries_naming(ctx, path))}
 
-    def entries_naming(self, path: str) -> tuple[tuple[str, str, bool], ...]:
-        """(master config path, key, entry changed) of every entry naming recipe `path` at head with
-        CONFIG_FILE (`runs.recipe_index`: a textual scan, nothing parsed)."""
-        return tuple((n.config_path, n.key, n.changed) for n in runs.recipe_index(self.ctx).get(path)
-                     if not n.eval_only)
 
-    @cached_property
-    def naming(self) -> dict[str, tuple[tuple[str, str, bool], ...]]:
-        """`entries_naming` of the recipes changed entries name and of the recipes the PR changes: the
-        points the rules judge (`linked_points` parses only entries whose recipes exist)."""
-        paths = runs.recipe_index(self.ctx).named_by_changes() + tuple(r.path for r in self.changed_recipes)
-        return {path: refs for path in dict.fromkeys(paths) if (refs := self.entries_naming(path))}
+def named_by_changes(ctx: Context) -> tuple[str, ...]:
+    """Recipe paths named by changed master entries (whether or not the snapshot holds them)."""
+    return tuple(sorted(path for path, refs in ctx.once(_naming).items() if any(c for _p, _k, c in refs)))
 
-    @cached_property
-    def named_by_changes(self) -> tuple[str, ...]:
-        """Recipe paths named by changed master entries (whether or not the snapshot holds them)."""
-        return tuple(sorted(path for path, refs in self.naming.items() if any(c for _p, _k, c in refs)))
 
-    @cached_property
-    def linked_points(self) -> tuple[PointRef, ...]:
-        """Points naming an existing recipe, in entries the PR changes or naming recipes the PR changes."""
-        changed_recipes = {r.path for r in self.changed_recipes}
-        wanted: dict[tuple[str, str], bool] = {}
-        for recipe_path, refs in self.naming.items():
-            relevant = [(p, k, c) for p, k, c in refs if c or recipe_path in changed_recipes]
-            # A recipe the snapshot does not hold is not in this repository (srt-slurm's own) or not fetched.
-            if relevant and self.recipe(recipe_path) is not None:
-                wanted.update(((cfg_path, key), changed) for cfg_path, key, changed in relevant)
-        out: list[PointRef] = []
-        for (cfg_path, key), changed in sorted(wanted.items()):
-            entry = _entry(self.ctx.head_configs[cfg_path], key)
-            if entry is None:
+def _linked_points(ctx: Context) -> tuple[PointRef, ...]:
+    """Points naming an existing recipe, in entries the PR changes or naming recipes the PR changes."""
+    changed = {r.path for r in changed_recipes(ctx)}
+    wanted: dict[tuple[str, str], bool] = {}
+    for recipe_path, refs in ctx.once(_naming).items():
+        relevant = [(p, k, c) for p, k, c in refs if c or recipe_path in changed]
+        # A recipe the snapshot does not hold is not in this repository (srt-slurm's own) or not fetched.
+        if relevant and recipe(ctx, recipe_path) is not None:
+            wanted.update(((cfg_path, key), entry_changed) for cfg_path, key, entry_changed in relevant)
+    out: list[PointRef] = []
+    for (cfg_path, key), entry_changed in sorted(wanted.items()):
+        entry = _entry(ctx.head_configs[cfg_path], key)
+        if entry is None:
+            continue
+        for point, setting, line in _points(entry):
+            resolved = runs.recipe_target(ctx, setting)
+            if resolved is None:
                 continue
-            for point, setting, line in _points(entry):
-                resolved = self.resolve(setting)
-                if resolved is None or self.recipe(resolved[0]) is None:
-                    continue
-                recipe_path, selector = resolved
-                if changed or recipe_path in changed_recipes:
-                    out.append(PointRef(cfg_path, key, entry, point, recipe_path, selector, line, changed))
-        return tuple(out)
+            recipe_path, selector = resolved
+            if (entry_changed or recipe_path in changed) and recipe(ctx, recipe_path) is not None:
+                out.append(PointRef(cfg_path, key, entry, point, recipe_path, selector, line, entry_changed))
+    return tuple(out)
 
-    @cached_property
-    def changelog_diff(self) -> changelog.ChangelogDiff | None:
-        path = self.ctx.policy.changelog
-        f = self.ctx.snap.changed(path)
-        if f is None or f.head_text is None:
-            return None
-        return changelog.diff_texts(path, f.base_text, f.head_text)
+
+def _changelog_diff(ctx: Context) -> changelog.ChangelogDiff | None:
+    path = ctx.policy.changelog
+    f = ctx.snap.changed(path)
+    if f is None or f.head_text is None:
+        return None
+    return changelog.diff_texts(path, f.base_text, f.head_text)
 
 
 def _entry(cfg: MasterConfig, key: str) -> LineDict | None:
@@ -278,47 +253,30 @@ def _points(entry: LineDict) -> Iterator[tuple[LineDict, str, int]]:
                     yield point.node, setting.value, setting.line
 
 
-_STATES: "WeakKeyDictionary[Context, _State]" = WeakKeyDictionary()
-
-
-def state(ctx: Context) -> _State:
-    """The shared, lazily computed recipe facts of `ctx` (one per Context, freed with it)."""
-    st = _STATES.get(ctx)
-    if st is None:
-        st = _STATES[ctx] = _State(ctx)
-    return st
-
-
 def changed_recipes(ctx: Context) -> tuple[Recipe, ...]:
     """Recipes the PR adds or modifies (parsed, or with their YAML problem)."""
-    return state(ctx).changed_recipes
+    return ctx.once(_changed_recipes)
 
 
 def recipe(ctx: Context, path: str) -> Recipe | None:
     """The recipe at `path` at head; None when the snapshot does not hold it."""
-    return state(ctx).recipe(path)
+    return ctx.once(_recipe, path)
 
 
 def linked_points(ctx: Context) -> tuple[PointRef, ...]:
-    return state(ctx).linked_points
+    return ctx.once(_linked_points)
 
 
 def entries_naming(ctx: Context, path: str) -> tuple[tuple[str, str, bool], ...]:
     """(master config path, key, entry changed) of every master entry whose points name recipe `path`."""
-    return state(ctx).entries_naming(path)
+    return tuple((n.config_path, n.key, n.changed) for n in runs.recipe_index(ctx).get(path) if not n.eval_only)
 
 
 def changelog_diff(ctx: Context) -> changelog.ChangelogDiff | None:
     """How the PR changes perf-changelog.yaml (`checks.changelog`); None when it does not touch it."""
-    return state(ctx).changelog_diff
+    return ctx.once(_changelog_diff)
 
 
 def is_changed(ctx: Context, path: str) -> bool:
     f = ctx.snap.changed(path)
     return f is not None and f.status != "removed"
-
-
-def wanted_recipes(ctx: Context) -> Wanted:
-    """The head version of every recipe a changed master entry names that the snapshot does not hold yet."""
-    head = ctx.snap.pr.head_sha
-    return Wanted(files=tuple((head, path) for path in state(ctx).named_by_changes if not ctx.snap.knows(path)))

@@ -41,10 +41,9 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..context import Context
-from ..evidence import Wanted
 from ..result import Finding, Severity
 from ..yamlload import LineDict
-from .recipes import PointRef, Recipe, changed_recipes, linked_points, option, recipe, wanted_recipes
+from .recipes import PointRef, Recipe, changed_recipes, linked_points, option, recipe
 
 ID = "spec-decode-chat-template"
 SEVERITY = Severity.ERROR
@@ -74,11 +73,6 @@ def check(ctx: Context) -> Iterator[Finding]:
         yield Finding(p.config_path, p.point.line_of("spec-decoding"), ID, SEVERITY,
                       f"{_declared(p)} and runs {p.recipe_path}, whose benchmark does not use the chat template; "
                       f"{_FIX}, or set spec-decoding: none if the recipe does not decode speculatively")
-
-
-def wants(ctx: Context) -> Wanted:
-    """The recipes that changed master entries name but the PR does not change."""
-    return wanted_recipes(ctx)
 
 
 def _speculative(rec: Recipe) -> str | None:

@@ -35,7 +35,7 @@ import yaml
 from ..context import Context
 from ..result import Finding, Severity
 from ..yamlload import MAX_BYTES, YamlProblem
-from .recipes import changelog_diff, recipe, state
+from .recipes import changelog_diff, is_recipe_path, recipe
 
 ID = "yaml-syntax"
 SEVERITY = Severity.ERROR
@@ -44,11 +44,10 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def check(ctx: Context) -> Iterator[Finding]:
-    st = state(ctx)
     for f in ctx.changed_files:
         if f.head_text is None or not f.path.endswith((".yaml", ".yml")):
             continue
-        if st.is_recipe_path(f.path):
+        if is_recipe_path(ctx, f.path):
             parsed = recipe(ctx, f.path)
             problem = parsed.problem if parsed else None
         else:

@@ -1,0 +1,35 @@
+"""Row 14 — "Complete evidence": the checks can see what they judge.
+
+FAIL when part of the PR is beyond the checks: GitHub truncated the PR's file
+or commit list, or a changed file whose content the checks read (a benchmark
+script, recipe, launcher, workflow, master config, the changelog:
+`Policy.is_benchmark_file`) is not text they can read (binary, not UTF-8,
+over the size limit, a symlink). A check that cannot read a file sees no
+lines in it, so an engine patch in a latin-1 script would otherwise pass
+unseen. A binary image in the docs is nobody's evidence and fails nothing.
+The row is shown only when it fails.
+"""
+
+from __future__ import annotations
+
+from .context import Context
+from .result import CheckResult, Finding, Severity, Status
+
+NUMBER = 14
+NAME = "Complete evidence"
+UNREADABLE_RULE = "unreadable-file"
+
+
+def check(ctx: Context) -> CheckResult | None:
+    unreadable = [Finding(f.path, 1, UNREADABLE_RULE, Severity.ERROR,
+                          f"cannot decide: {f.path} cannot be read ({f.error or 'no readable content at head'})")
+                  for f in ctx.changed_files if f.head_text is None and ctx.policy.is_benchmark_file(f.path)]
+    reasons = []
+    if ctx.snap.truncated:  # GitHub cut a list short: what it did not list cannot have been verified
+        reasons.append(f"{ctx.snap.truncated}; the unlisted part cannot be verified")
+    if unreadable:
+        more = f" (+{len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
+        reasons.append(f"{unreadable[0].message}{more}; the checks read only text files")
+    if not reasons:
+        return None
+    return CheckResult(NUMBER, NAME, Status.FAIL, "; ".join(reasons) + ", so the PR cannot pass", tuple(unreadable))
