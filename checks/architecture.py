@@ -69,7 +69,7 @@ from .model_config import (ARCH_FIELDS, NATIVE_MODE_KEYS, ConfigEdits, classify_
                            shell_config_edits)
 from .result import CheckResult, Finding, Severity, Status
 from .snapshot import ChangedFile
-from .shell import ShellLine, heredoc_bodies
+from .bash import ShellLine, heredoc_bodies
 
 NUMBER = 8
 NAME = "no architecture hacks"

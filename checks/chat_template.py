@@ -70,7 +70,7 @@ import re
 from . import runs as resolver
 from .context import Context
 from .result import CheckResult, Finding, Severity, Status
-from .shell import UNKNOWN, Call
+from .bash import UNKNOWN, Call
 from .specdecode import CLIENT_FUNCTIONS, SpecUnit, client_programs, eval_only_lines, inventory
 from .srtslurm import variants
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, TypeVar
 
-from . import masterconfig, shell, signoff
+from . import bash, masterconfig, signoff
 from .evidence import MISSING, UpstreamTarget, Wanted, Missing
 from .policy import CONFIG_PATH, Policy
 from .snapshot import ArtifactFiles, ChangedFile, Snapshot, UpstreamDoc, WorkflowRun
@@ -59,7 +59,7 @@ class Context:
         self._derived: dict[Hashable, tuple[Any, _Reads]] = {}
         self._volatile: dict[Callable[[Context], Any], Any] = {}
         self._yaml: dict[str, Any | YamlProblem] = {}
-        self._scripts: dict[str, shell.Script] = {}
+        self._scripts: dict[str, bash.Script] = {}
 
     # --- the cache --------------------------------------------------------
 
@@ -139,10 +139,10 @@ class Context:
             raise parsed
         return parsed
 
-    def script(self, text: str) -> shell.Script:
-        """`shell.Script(text)`, lexed and parsed once: a benchmark script is read by checks 3 and 8-11."""
+    def script(self, text: str) -> bash.Script:
+        """`bash.Script(text)`, lexed and parsed once: a benchmark script is read by checks 3 and 8-11."""
         if text not in self._scripts:
-            self._scripts[text] = shell.Script(text)
+            self._scripts[text] = bash.Script(text)
         return self._scripts[text]
 
     @cached_property

@@ -60,7 +60,7 @@ from .context import Context
 from .evidence import MISSING
 from .patch_sites import Reading, ScriptReader, Site, diff_effect, line_sites, python_file_sites
 from .result import CheckResult, Finding, Severity, Status
-from .shell import Script
+from .bash import Script
 from .snapshot import ChangedFile
 from .stack import Target, path_target
 from .yamlload import LineDict, LineList, YamlProblem, load

@@ -24,7 +24,7 @@ a recipe's `container: dynamo-sglang` runs the master image and
 (`"${CONTAINER_KEY}": ...`) stands for each literal value the launcher
 assigns that variable, and for the image where it assigns `$IMAGE`.
 
-Scripts are read as text (`checks.shell.Script`), never run.
+Scripts are read as text (`checks.bash.Script`), never run.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 
 from .context import Context
-from .shell import Script
+from .bash import Script
 from .yamlload import YamlProblem
 
 IMAGE_VARIABLE = "IMAGE"  # the variable the workflows give a launcher the entry's image in

@@ -1,7 +1,7 @@
 """Where a file patches the serving stack: each command judged by what it writes.
 
 A `Site` is one place that modifies the inference engine at build or run
-time. Commands are read from the syntax of the file (`checks.shell` for bash,
+time. Commands are read from the syntax of the file (`checks.bash` for bash,
 `ast` for Python through `checks.pycode`, YAML for workflows), so words inside
 strings, prompts and heredocs that no interpreter reads are never commands.
 What a command writes decides, through `checks.stack`:
@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 
 from . import pycode
 from .scriptpaths import repo_path
-from .shell import Heredoc, Script, SimpleCommand, heredoc_bodies, line_code
+from .bash import Heredoc, Script, SimpleCommand, heredoc_bodies, line_code
 from .stack import Target, located_target, module_target, package_target, path_target, repo_target
 
 MAX_DEPTH = 2  # scripts followed from a changed file: the script it runs, and one more

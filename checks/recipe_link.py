@@ -52,7 +52,7 @@ and some complete config leaves the key unset. The equivalence table:
     `deepseek_mtp` (any `*mtp`) == `mtp`; case, number spelling (8 == 8.0)
     and JSON key order never matter.
 
-What the PR serves. A changed script is run (`shell.Script.launches`) once
+What the PR serves. A changed script is run (`bash.Script.launches`) once
 per search-space point of the master-config entry that runs it (paired by
 name: model prefix, precision, SKU, engine, scenario directory), with
 MODEL, TP, EP_SIZE (default 1), DP_ATTENTION, KV_OFFLOADING and

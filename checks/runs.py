@@ -16,7 +16,7 @@ point runs is decided here, once:
 - `EVAL_CONFIG_FILE=<path>`: a recipe run only for evals; it is not a
   benchmark config, and no benchmark rule applies to it.
 - Neither: the benchmark script the launcher picks. The launcher is run by
-  `checks.shell.Script.trace` with the point's variables (its parallelism
+  `checks.bash.Script.trace` with the point's variables (its parallelism
   and sequence lengths left out: they size a run, they do not pick its
   script); the scripts it runs under `benchmarks/` are the targets (its
   `[ -f "$SCRIPT" ]` fallbacks are answered from the repository at head).
@@ -70,7 +70,7 @@ from . import hardware
 from .context import Context
 from .evidence import MISSING
 from .masterconfig import EntryChange, iter_fields, iter_points
-from .shell import UNKNOWN, Run, Trace
+from .bash import UNKNOWN, Run, Trace
 from .yamlload import LineDict, LineList, YamlProblem
 
 MAX_HOPS = 6  # scripts run by scripts run by ... the first one

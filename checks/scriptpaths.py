@@ -15,7 +15,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from .shell import Script
+from .bash import Script
 
 MAX_DEPTH = 4
 

@@ -4,7 +4,7 @@ Check 3 compares the MAJOR server args an InferenceX single-node script
 serves with the args an upstream recipe documents. Both sides are parsed
 here into one vocabulary:
 
-- `checks.shell.Script(text).launches(env)` (a small bash interpreter) finds
+- `checks.bash.Script(text).launches(env)` (a small bash interpreter) finds
   the `vllm serve` / `python -m sglang.launch_server` commands a script
   reaches.
 - `server_args(launch)` turns a launch into normalized `Arg`s: aliases
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from . import hardware
-from .shell import UNKNOWN, Launch, Script, Token
+from .bash import UNKNOWN, Launch, Script, Token
 from .yamlload import YamlProblem, load
 
 # ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Checks 9 (chat template) and 11 (golden acceptance length) read the same
 benchmark scripts, srt-slurm recipes and master-config entries. What a master
 entry runs is `checks.runs` (the one resolver); scripts are read by
-`checks.shell.Script`. This module adds what is about speculative decoding.
+`checks.bash.Script`. This module adds what is about speculative decoding.
 
 The configs (`inventory`), each a `SpecUnit`:
 - a recipe the PR changes, or one a changed spec-decode point runs
@@ -71,7 +71,7 @@ from . import runs as resolver
 from .context import Context
 from .masterconfig import EntryChange
 from .policy import Policy
-from .shell import UNKNOWN, Launch, Script, Token
+from .bash import UNKNOWN, Launch, Script, Token
 from .srtslurm import variants
 from .yamlload import LineDict, LineList, YamlProblem
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from checks import runs
-from checks.shell import UNKNOWN
+from checks.bash import UNKNOWN
 from tests.builders import HEAD, changed, ctx
 
 MASTER = "configs/nvidia-master.yaml"

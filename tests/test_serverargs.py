@@ -1,4 +1,4 @@
-"""Launch-command parsing of benchmark scripts (checks/shell.py) and upstream recipes (checks/serverargs.py)."""
+"""Launch-command parsing of benchmark scripts (checks/bash) and upstream recipes (checks/serverargs.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from hypothesis import strategies as st
 
 from checks import hardware
 from checks import serverargs as sa
-from checks import shell
+from checks import bash
 
 
 def only(script: str, env: dict | None = None) -> sa.ServerArgs:
-    found = shell.Script(script).launches(env or {})
+    found = bash.Script(script).launches(env or {})
     assert len(found) == 1, found
     return sa.server_args(found[0])
 
@@ -142,13 +142,13 @@ vllm serve m "${OFF[@]}" $EXTRA
 """
     got = args_of(only(script, {"KV_OFFLOAD_BACKEND": "simple", "TP": "8"}))
     assert got == {"kv-offloading-backend": ("native",), "enable-expert-parallel": ("",)}
-    assert shell.Script(script).launches({"KV_OFFLOAD_BACKEND": "lmcache", "TP": "8"}) == ()  # exits before serving
+    assert bash.Script(script).launches({"KV_OFFLOAD_BACKEND": "lmcache", "TP": "8"}) == ()  # exits before serving
 
 
 def test_exit_in_a_decided_branch_stops_the_script():
     script = 'if [ "$TP" -ne 8 ]; then\n  echo only TP8 >&2\n  exit 1\nfi\nvllm serve m\n'
-    assert shell.Script(script).launches({"TP": "4"}) == ()
-    assert len(shell.Script(script).launches({"TP": "8"})) == 1
+    assert bash.Script(script).launches({"TP": "4"}) == ()
+    assert len(bash.Script(script).launches({"TP": "8"})) == 1
 
 
 def test_functions_called_and_uncalled_with_return():
@@ -172,7 +172,7 @@ echo "vllm serve quoted/text"
 printf '%s\\n' vllm serve printed
 python3 -m sglang.launch_server --model-path real/model --tp 2
 """
-    found = shell.Script(script).launches()
+    found = bash.Script(script).launches()
     assert [(l.engine, sa.server_args(l).model.values) for l in found] == [("sglang", ("real/model",))]
 
 
@@ -208,13 +208,13 @@ _PIECES = list("ab$()[]{}\"'`\\;&|<>=-#\n \t!*:+0123456789") + [
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=80).map("".join))
 def test_never_raises_on_hostile_text(text):
-    for launch in shell.Script(text).launches({"TP": "8"}):
+    for launch in bash.Script(text).launches({"TP": "8"}):
         sa.server_args(launch)
 
 
 def test_deep_nesting_is_bounded():
     deep = "${A:-" * 2000 + "x" + "}" * 2000
-    shell.Script(f"vllm serve {deep}\n[ {'! ' * 5000}x ]\n[ {'( ' * 3000}x ]\n").launches()
+    bash.Script(f"vllm serve {deep}\n[ {'! ' * 5000}x ]\n[ {'( ' * 3000}x ]\n").launches()
 
 
 # --- normalization ------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Reading bash scripts as lines (checks/shell.py): comments, heredocs, logical lines and variables, as bash
+"""Reading bash scripts as lines (checks/bash): comments, heredocs, logical lines and variables, as bash
 reads them. The interpreter (`Script.launches`) is tested with the server args in test_serverargs."""
 
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.shell import Script, ShellLine, line_code
+from checks.bash import MAX_SCRIPT, Script, ShellLine, line_code
+from checks.bash.tree import parse
 
 
 def test_comments_are_stripped_outside_quotes():
@@ -215,3 +216,20 @@ def test_lengths_job_scripts_containers_and_assigned_values():
     assert [(r.how, r.path.values[0]) for r in trace.runs] == [
         ("sbatch", "benchmarks/m/job.slurm"), ("bash", "benchmarks/x.sh"), ("bash", "/workspace/y.sh")]
     assert script.value_of(script.assignments[-1]) == "$WS/server.sh"
+
+
+def test_text_tree_sitter_would_recover_from_slowly_is_read_line_by_line():
+    """tree-sitter's error recovery can take time quadratic in broken text (`x=(` repeated): the parse stops at
+    its read budget, and each line is read on its own, so the lines after the broken one are still read."""
+    broken = "x=(" * 4000
+    assert parse(broken.encode()) is None
+    script = Script(broken + "\nvllm serve m --tp 2\necho a # b\n")
+    assert len(script.launches()) == 1
+    assert [ln.code for ln in script.lines[1:]] == ["vllm serve m --tp 2", "echo a"]
+
+
+def test_text_past_the_limit_is_still_read_as_lines():
+    text = "echo a # x\n" * (MAX_SCRIPT // 11 + 10) + "vllm serve m\n"
+    script = Script(text)
+    assert len(script.lines) == text.count("\n")
+    assert [ln.code for ln in script.lines[-2:]] == ["echo a", "vllm serve m"]

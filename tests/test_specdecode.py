@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from checks import runs
 from checks import specdecode as sd
-from checks.shell import Script
+from checks.bash import Script
 from checks.yamlload import load
 from tests.builders import HEAD, changed, ctx, sound
 

@@ -1,0 +1,84 @@
+"""What a command runs: a vLLM/SGLang server, or another script (behind wrappers such as `srun`, `nohup`,
+`timeout`, `docker run`)."""
+
+from __future__ import annotations
+
+import re
+
+_WRAPPERS = {"env", "nohup", "exec", "numactl", "timeout", "setsid", "stdbuf", "taskset", "time", "sudo",
+             "command", "builtin", "unbuffer"}
+_RUN_WRAPPERS = _WRAPPERS | {"srun", "mpirun"}
+_SHELLS = frozenset({"bash", "sh"})
+_DOCKER_FLAGS = frozenset({"--rm", "--privileged", "--init", "-d", "--detach", "-i", "-t", "-it", "-ti",
+                           "--interactive", "--tty", "--read-only", "--no-healthcheck", "-P", "--publish-all",
+                           "--sig-proxy"})
+_DURATION = re.compile(r"[\d.]+[smhd]?")
+
+
+def _docker_run(values: list[str | None], i: int) -> int | None:
+    """For `docker run [options] IMAGE CMD...` at `i`: the index where the command starts, the image's
+    entrypoint put in front when it is a shell (`--entrypoint=/bin/bash IMAGE SCRIPT`); None otherwise."""
+    j, entrypoint = i + 2, None
+    while j < len(values) and (values[j] or "").startswith("-"):
+        option, eq, value = (values[j] or "").partition("=")
+        if option == "--entrypoint":
+            entrypoint = value if eq else (values[j + 1] if j + 1 < len(values) else None)
+        j += 1 if eq or option in _DOCKER_FLAGS else 2
+    j += 1  # the image
+    if j >= len(values):
+        return None
+    if entrypoint is not None and entrypoint.rsplit("/", 1)[-1] in _SHELLS:
+        values[j - 1] = entrypoint  # the shell the image runs, in the image's place
+        return j - 1
+    return j
+
+
+def run_at(values: list[str | None]) -> tuple[str, int] | None:
+    """(how, index of the script operand or of the `-c` string) of a command that runs a script; None if none."""
+    values = list(values)
+    i = 0
+    while i < len(values) and values[i] is not None and (
+            values[i].rsplit("/", 1)[-1] in _RUN_WRAPPERS or values[i].startswith("-") or "=" in values[i]
+            or _DURATION.fullmatch(values[i])):
+        i += 1
+    if i + 1 < len(values) and values[i] == "docker" and values[i + 1] == "run":
+        start = _docker_run(values, i)
+        found = run_at(values[start:]) if start is not None else None
+        return (found[0], found[1] + start) if found else None
+    head = (values[i] or "").rsplit("/", 1)[-1] if i < len(values) else ""
+    if head in ("source", "."):
+        return ("source", i + 1) if i + 1 < len(values) else None
+    if head == "sbatch":  # options take values (`-N 2`): the job script is the argument that names one
+        for j in range(i + 1, len(values)):
+            if re.search(r"\.(?:sh|slurm|sbatch)$", values[j] or ""):
+                return "sbatch", j
+    if head in _SHELLS or head == "sbatch":
+        j = i + 1
+        while j < len(values) and (values[j] or "").startswith("-"):
+            if head in _SHELLS and "c" in (values[j] or "")[1:] and not (values[j] or "").startswith("--"):
+                return ("-c", j + 1) if j + 1 < len(values) else None
+            j += 1
+        return (("bash" if head in _SHELLS else "sbatch"), j) if j < len(values) else None
+    return None
+
+
+def launch_at(values: list[str | None]) -> tuple[str, int, int] | None:
+    """(engine, index where the command starts, index after its signature) in argv; None if no launch."""
+    i = 0
+    while i < len(values) and values[i] is not None and values[i].rsplit("/", 1)[-1] in _WRAPPERS:
+        i += 1
+        while i < len(values) and values[i] is not None and (
+                values[i].startswith("-") or "=" in values[i] or _DURATION.fullmatch(values[i])):
+            i += 1
+    head = [v.rsplit("/", 1)[-1] if v else "" for v in values[i:i + 3]]
+    if head[:2] == ["vllm", "serve"]:
+        return "vllm", i, i + 2
+    if head[:2] == ["sglang", "serve"]:
+        return "sglang", i, i + 2
+    if len(head) == 3 and re.fullmatch(r"python[\d.]*", head[0]) and head[1] == "-m":
+        module = values[i + 2] or ""
+        if module == "sglang.launch_server":
+            return "sglang", i, i + 3
+        if module == "vllm.entrypoints.openai.api_server":
+            return "vllm", i, i + 3
+    return None

@@ -1,0 +1,468 @@
+"""Running a script without running anything: a small, total interpreter over its statements.
+
+It follows assignments, arrays, `export`, `if`/`case`/loops, functions, `&&`/`||`, `cd`, and records the
+server launches, the commands a caller watches for, and the scripts run, it reaches. Variables the
+runner gives (`known`) are known; any other variable the script does not assign is unknown, and a
+condition on an unknown value runs both branches, a variable they set differently keeping every
+candidate value. Work, nesting and recursion are capped.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from .builtins import UNKNOWN, decided, pure_output, test
+from .commands import launch_at, run_at
+from .reading import statements
+from .syntax import AndOr, Case, Func, Group, If, Loop, Not, Simple
+from .tree import MAX_SCRIPT
+from .values import MAX_ALTS, UNSET, Evaluator, Token, dedupe, mark
+from .words import Word, assignment, is_name
+
+_MAX_STEPS = 50_000
+_OUT = "\x00out"  # inside `$(...)`: what its body has printed so far (a variable no script can name)
+_IMPURE = "\x00impure"  # set when the body of a `$(...)` ran a command whose output is not known
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})  # builtins taking NAME=value
+
+
+@dataclass(frozen=True)
+class Binding:
+    alts: tuple  # each: str | None (unknown) | tuple[Token, ...] (array) | UNSET
+    line: int
+
+
+@dataclass
+class State:
+    vars: dict[str, Binding]
+    exported: set[str]
+    alive: bool = True
+
+    def copy(self) -> State:
+        return State(dict(self.vars), set(self.exported), self.alive)
+
+
+def merge(a: State, b: State, known: Mapping[str, str]) -> State:
+    """The state after a branch that may or may not have run: each variable keeps every candidate."""
+    if not a.alive:
+        return b
+    if not b.alive:
+        return a
+    out = {}
+    for name in list(a.vars) + [n for n in b.vars if n not in a.vars]:
+        x, y = a.vars.get(name), b.vars.get(name)
+        if x is y or x == y:
+            out[name] = x
+            continue
+        before = (known[name],) if name in known else (None,)
+        alts = (x.alts if x else before) + (y.alts if y else before)
+        out[name] = Binding(dedupe(alts), max(x.line if x else 0, y.line if y else 0))
+    return State(out, a.exported | b.exported, True)
+
+
+def exported_token(binding: Binding) -> Token:
+    return Token(tuple(a if isinstance(a, str) or a is None else "" for a in binding.alts), binding.line)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A server launch the interpreter reached."""
+
+    engine: str  # vllm | sglang
+    argv: tuple[Token, ...]  # the args after `vllm serve` / `-m sglang.launch_server`
+    env: tuple[tuple[str, Token], ...]  # variables the script exported (or set on the command) for it
+    line: int
+
+
+@dataclass(frozen=True)
+class Call:
+    """A command the interpreter reached that the caller watches for (`Script.trace(watch=...)`).
+
+    `words` holds every word as written, each with its candidate texts (a word is not split into
+    fields: `$FLAGS` is one word whose candidates are the values FLAGS may have there).
+    """
+
+    words: tuple[tuple[str | None, ...], ...]
+    env: tuple[tuple[str, Token], ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Run:
+    """Another script this one runs: `bash FILE`, `sh FILE`, `source FILE` / `. FILE`, `sbatch FILE` (also
+    behind `srun`, `nohup`, `exec`, `timeout`, ...). `path` holds the candidates of FILE as written, `cwd` those
+    of PWD after the script's `cd`s, `env` the variables the script runs it with (known, exported, prefixed)."""
+
+    how: str  # bash | source | sbatch
+    path: Token
+    cwd: Token | None
+    env: tuple[tuple[str, Token], ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What `Script.trace` reached: server launches, watched commands and scripts run."""
+
+    launches: tuple[Launch, ...]
+    calls: tuple[Call, ...]
+    runs: tuple[Run, ...]
+
+
+class Interpreter(Evaluator):
+    """Runs statements over a `State`, recording every server launch it reaches.
+
+    `known` are the variables the runner provides; any other variable the
+    script does not assign is unknown (None).
+    """
+
+    def __init__(self, known: Mapping[str, str], watch: Callable[[list[str | None]], bool] | None = None,
+                 exists: Callable[[str], bool | None] | None = None, defaults: bool = False):
+        self.known = dict(known)
+        self.exists = exists
+        self.defaults = defaults  # `known` is every variable the script is given: `${X:-d}` of another X is d
+        self.funcs: dict[str, tuple] = {}
+        self.called: set[str] = set()
+        self.stack: list[str] = []
+        self.args: list[tuple[Token, ...]] = []  # per active function call: its positional parameters
+        self.returned: list[list[State]] = []  # per active function call: states at each `return`
+        self.launches: list[Launch] = []
+        self.steps = 0
+        self.tracing = watch is not None  # also follow `eval`, `bash -c` and `$(...)`; record calls and runs
+        self.watch = watch
+        self.calls: list[Call] = []
+        self.runs: list[Run] = []
+        self.nested_code = 0  # depth of strings run as code
+        self.at: int | None = None  # while running a string as code: the line of the command that runs it
+        self.current = 0  # the line of the simple command being run
+
+    # --- variables ---
+    def lookup(self, state: State, name: str) -> tuple:
+        if name.isdigit() and name != "0" or name in ("@", "*", "#"):
+            return self._positional(name)
+        binding = state.vars.get(name)
+        if binding is not None:
+            return binding.alts
+        if name in self.known:
+            return (self.known[name],)
+        return (None,)
+
+    def passed(self, state: State, name: str) -> bool:
+        return name in self.known or name.isdigit() or name in state.vars
+
+    def _positional(self, name: str) -> tuple:
+        """`$1`.. / `$@` / `$#` inside a function call (a script's own arguments are not known)."""
+        if not self.args:
+            return (None,)
+        args = self.args[-1]
+        if name in ("@", "*"):
+            return (args,)
+        if name == "#":
+            return (str(len(args)),)
+        n = int(name)
+        return (args[n - 1].values[0] if len(args[n - 1].values) == 1 else None,) if n <= len(args) else ("",)
+
+    def words(self, state: State, parts: tuple) -> list:
+        """Candidates of a word as one string, unknown parts marked."""
+        return self.text(state, parts, mark)
+
+    def run_substitution(self, state: State, text: str) -> tuple:
+        """When tracing, the body of a `$(...)` is run in a subshell (a copy of the state): the scripts and
+        commands it reaches are recorded, and what its `echo`s and `printf`s print is its value when nothing
+        else in it prints (`$(f 2)` of a function that echoes its result, `$([[ $X ]] && printf a || printf
+        b)`)."""
+        if not self.tracing:
+            return (None,)
+        inner = state.copy()
+        inner.vars[_OUT] = Binding(("",), 0)
+        after = self.subshell(inner, text, self.current, inline=True)
+        if after.vars.get(_IMPURE) is not None or _OUT not in after.vars:
+            return (None,)
+        return tuple(a.rstrip("\n") if isinstance(a, str) else None for a in after.vars[_OUT].alts)
+
+    def _print(self, state: State, fields: list[Token]) -> None:
+        """Inside `$(...)`: what an `echo` / `printf` adds to the substitution's output."""
+        combos = itertools.islice(itertools.product(*(t.values for t in fields)), MAX_ALTS)
+        outs = [None if None in combo else pure_output(list(combo)) for combo in combos]
+        outs = [None if o is None else o + ("\n" if fields[0].first == "echo" else "") for o in outs]
+        before = state.vars[_OUT]
+        alts = [None if a is None or not isinstance(a, str) or o is None else a + o for a in before.alts for o in outs]
+        state.vars[_OUT] = Binding(dedupe(alts), before.line)
+
+    def subshell(self, state: State, text: str | None, line: int, inline: bool = False) -> State:
+        """Run a string as shell code: in `state` itself (`eval`) or in a copy (`bash -c`, `$(...)`)."""
+        if text is None or self.nested_code >= 4 or len(text) > MAX_SCRIPT // 4:
+            return state
+        self.nested_code += 1
+        outer, self.at = self.at, self.at or line
+        try:
+            after = self.run(statements(text), state if inline else state.copy())
+        finally:
+            self.nested_code -= 1
+            self.at = outer
+        if not inline:
+            return state
+        after.alive = True
+        return after
+
+    # --- execution ---
+    def run(self, nodes: tuple, state: State) -> State:
+        for node in nodes:
+            if not state.alive:
+                break
+            state = self.node(node, state)[1]
+        return state
+
+    def node(self, node, state: State) -> tuple[bool | None, State]:
+        """Execute `node`: (its exit status as True/False, None when unknown; the state after it)."""
+        self.steps += 1
+        if self.steps > _MAX_STEPS:
+            return None, state
+        if isinstance(node, Simple):
+            return self.simple(node, state)
+        if isinstance(node, AndOr):
+            return self.and_or(node, state)
+        if isinstance(node, Not):
+            status, state = self.node(node.node, state)
+            return (None if status is None else not status), state
+        if isinstance(node, If):
+            return None, self.if_(node.clauses, node.orelse, state)
+        if isinstance(node, Case):
+            return None, self.case(node, state)
+        if isinstance(node, Loop):  # runs zero or more times: both
+            return None, merge(self.run(node.body, state.copy()), state, self.known)
+        if isinstance(node, Group):
+            status: bool | None = True
+            for child in node.body:
+                if not state.alive:
+                    break
+                status, state = self.node(child, state)
+            return status, state
+        if isinstance(node, Func):
+            self.funcs[node.name] = node.body
+            return True, state
+        return None, state
+
+    def if_(self, clauses: tuple, orelse: tuple, state: State) -> State:
+        if not clauses:
+            return self.run(orelse, state)
+        (cond, body), rest = clauses[0], clauses[1:]
+        status: bool | None = True
+        for node in cond:
+            status, state = self.node(node, state)
+        if status is True:
+            return self.run(body, state)
+        if status is False:
+            return self.if_(rest, orelse, state)
+        return merge(self.run(body, state.copy()), self.if_(rest, orelse, state.copy()), self.known)
+
+    def case(self, node: Case, state: State) -> State:
+        subject = self.expand(state, node.word, split=False)
+        values = tuple(decided(v) for v in subject[0].values) if subject else ("",)
+        patterns_of = [[decided(v) for pat in patterns for t in self.expand(state, pat, split=False)
+                        for v in t.values] for patterns, _body in node.items]
+        branches: list[State] = []
+        for (patterns, body), texts in zip(node.items, patterns_of):
+            per_value = set()
+            for value in values:
+                hits = {None if value is None or text is None else fnmatch.fnmatchcase(value, text)
+                        for text in texts}
+                per_value.add(True if True in hits else (None if None in hits else False))
+            if per_value == {True}:
+                branches.append(self.run(body, state.copy()))
+                break
+            if per_value != {False}:
+                branches.append(self.run(body, state.copy()))
+        else:
+            branches.append(state.copy())  # no item matched (for some candidate)
+        out = branches[0]
+        for other in branches[1:]:
+            out = merge(out, other, self.known)
+        return out
+
+    def and_or(self, node: AndOr, state: State) -> tuple[bool | None, State]:
+        status, state = self.node(node.first, state)
+        for op, nxt in node.rest:
+            if not state.alive:
+                break
+            if status is None:
+                _s, after = self.node(nxt, state.copy())
+                state = merge(after, state, self.known)
+            elif status is (op == "&&"):
+                status, state = self.node(nxt, state)
+        return status, state
+
+    def simple(self, node: Simple, state: State) -> tuple[bool | None, State]:
+        self.current = node.line
+        split = not (node.words and node.words[0].unquoted_literal == "[[")
+        fields: list[Token] = []
+        for w in node.words:
+            fields.extend(self.expand(state, w, split=split))
+        values = [t.first for t in fields]
+        command = values[0] if values else None
+        if not node.words:
+            for name, append, scalar, array in node.assigns:
+                self.assign(state, name, append, scalar, array, node.line)
+            return True, state
+        if command in DECLARATIONS:
+            return True, self.declare(node, state, command)
+        if command == "unset":
+            for name in values[1:]:
+                if name and is_name(name):
+                    state.vars[name] = Binding((UNSET,), node.line)
+                    state.exported.discard(name)
+            return True, state
+        if command == "exit":
+            state.alive = False
+            return False, state
+        if command == "return" and self.returned:
+            self.returned[-1].append(state.copy())
+            state.alive = False
+            return None, state
+        if command in ("true", ":"):
+            return True, state
+        if command == "false":
+            return False, state
+        if command in ("[", "test", "[["):
+            args = fields[1:]
+            if args and args[-1].first in ("]", "]]"):
+                args = args[:-1]
+            return test([t.values for t in args], command == "[[", self.exists, MAX_ALTS * 4), state
+        if command in self.funcs and command not in self.stack:
+            if self.watch is not None and self.watch(values):
+                self.calls.append(self._call(node, state))
+            return None, self.call(command, state, tuple(fields[1:]))
+        found = launch_at(values)
+        if found is not None:
+            self.launches.append(self._launch(node, state, fields, *found))
+        if not self.tracing:
+            return None, state
+        if _OUT in state.vars:  # inside `$(...)`
+            if command in ("echo", "printf") and len(fields) > (command == "printf"):
+                self._print(state, fields)
+                return True, state
+            if command not in ("eval", "cd"):
+                state.vars[_IMPURE] = Binding(("1",), node.line)
+        if self.watch(values):
+            self.calls.append(self._call(node, state))
+        if command == "eval":
+            return None, self.subshell(state, " ".join(UNKNOWN if t.first is None else t.first for t in fields[1:]),
+                                       node.line, inline=True)
+        if command == "cd" and len(fields) > 1:
+            self._cd(state, fields[1], node.line)
+            return None, state
+        ran = run_at(values)
+        if ran is not None:
+            how, at = ran
+            if how == "-c":
+                self.subshell(state, values[at], node.line)
+            else:
+                env = dict(self._env(node, state, fields, at))
+                for name in self.known:
+                    env.setdefault(name, Token((self.known[name],), 0))
+                cwd = state.vars.get("PWD")
+                self.runs.append(Run(how, fields[at], Token(tuple(a if isinstance(a, str) else None for a in cwd.alts),
+                                                            cwd.line) if cwd else None,
+                                     tuple(sorted(env.items())), self.at or node.line))
+        return None, state
+
+    def _cd(self, state: State, target: Token, line: int) -> None:
+        """`cd DIR`: PWD becomes DIR (joined to the PWD before when DIR is relative)."""
+        before = self.lookup(state, "PWD")
+        alts = []
+        for value in target.values:
+            for old in before:
+                if value is not None and value.startswith(("/", UNKNOWN)):
+                    alts.append(posixpath.normpath(value))
+                elif value is None or not isinstance(old, str):
+                    alts.append(None)
+                else:
+                    alts.append(posixpath.normpath(posixpath.join(old, value)))
+        state.vars["PWD"] = Binding(dedupe(alts), line)
+
+    def _call(self, node: Simple, state: State) -> Call:
+        words = tuple(tuple(dedupe(self.words(state, w.parts))) for w in node.words)
+        return Call(words, tuple(sorted(self._env(node, state, [], 0).items())), self.at or node.line)
+
+    def _launch(self, node: Simple, state: State, fields: list[Token], engine: str, start: int,
+                after: int) -> Launch:
+        env = self._env(node, state, fields, start)
+        return Launch(engine, tuple(fields[after:]), tuple(sorted(env.items())), fields[start].line)
+
+    def _env(self, node: Simple, state: State, fields: list[Token], start: int) -> dict[str, Token]:
+        """The variables a command runs with beyond the runner's: exported ones, and its own assignments."""
+        env: dict[str, Token] = {}
+        for name in sorted(state.exported - set(self.known)):
+            binding = state.vars.get(name)
+            if binding is not None:
+                env[name] = exported_token(binding)
+        for name, _append, scalar, _array in node.assigns:  # `VAR=1 vllm serve ...`
+            env[name] = Token(self._scalar(state, scalar), node.line)
+        for t in fields[:start]:  # `env VAR=1 vllm serve ...`
+            m = _ASSIGN.match(t.first or "")
+            if m:
+                env[m.group(1)] = Token((t.first[len(m.group(0)):],), t.line)
+        return env
+
+    def declare(self, node: Simple, state: State, command: str) -> State:
+        """`export` / `declare` / `local` / `readonly`: assignments, and marks for export."""
+        export = command == "export" or any(
+            w.unquoted_literal and re.fullmatch(r"-[a-zA-Z]*x[a-zA-Z]*", w.unquoted_literal) for w in node.words[1:])
+        for name, append, scalar, array in node.assigns:
+            self.assign(state, name, append, scalar, array, node.line)
+            if export:
+                state.exported.add(name)
+        for w in node.words[1:]:
+            found = assignment(w)
+            if found is not None:
+                name, append, value = found
+                self.assign(state, name, append, value, None, w.line)
+            else:
+                name = w.unquoted_literal or ""
+            if export and is_name(name):
+                state.exported.add(name)
+        return state
+
+    def call(self, name: str, state: State, args: tuple[Token, ...] = ()) -> State:
+        if len(self.stack) >= 8:
+            return state
+        self.called.add(name)
+        self.stack.append(name)
+        self.args.append(args)
+        self.returned.append([])
+        try:
+            out = self.run(self.funcs[name], state)
+        finally:
+            self.stack.pop()
+            self.args.pop()
+            frames = self.returned.pop()
+        for back in frames:  # every `return` resumes the caller
+            back.alive = True
+            out = merge(out, back, self.known)
+        return out
+
+    def _scalar(self, state: State, scalar: Word | None) -> tuple:
+        if scalar is None:
+            return ("",)
+        return tuple(self.words(state, scalar.parts))
+
+    def assign(self, state: State, name: str, append: bool, scalar: Word | None,
+               array: tuple[Word, ...] | None, line: int) -> None:
+        if array is not None:
+            items: list[Token] = []
+            for w in array:
+                items.extend(self.expand(state, w))
+            old = [a for a in self.lookup(state, name) if isinstance(a, tuple)] if append else []
+            alts = tuple(o + tuple(items) for o in old) if old else (tuple(items),)
+        else:
+            alts = self._scalar(state, scalar)
+            if append:
+                alts = tuple(None if o is None or a is None else (o if isinstance(o, str) else "") + a
+                             for o in self.lookup(state, name) for a in alts)
+        state.vars[name] = Binding(dedupe(alts), line)
+

@@ -1,0 +1,308 @@
+"""`Script`: a bash script read once, then read as a program and as lines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable, Iterator, Mapping
+
+from .builtins import MAX_RESOLVED, PATTERN_OPS
+from .interpreter import DECLARATIONS, Interpreter, Launch, State, Trace, exported_token
+from .lines import ShellCommand, ShellLine, logical, physical
+from .reading import read, read_lines, read_whole
+from .syntax import Func, Simple, children, walk
+from .tree import MAX_SCRIPT
+from .values import Evaluator, Token, written
+from .words import Part, Word, as_written, assignment, is_name
+
+MAX_EXPANDED = 1_000_000  # characters all of a script's values and line expansions may come to
+_MAX_CHAIN = 8  # a value is worked out through at most this many other variables
+_FIXED_OPS = frozenset({"", ":-", "-", ":=", "=", *PATTERN_OPS})  # what a fixed value answers
+_END = object()
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A variable the script sets: `NAME=value`, `NAME+=value`, `NAME=(items)`, alone or as an argument of
+    `export` / `declare` / `local` / `readonly` / `typeset`. Prefix assignments (`NAME=value cmd`) only set
+    the command's environment and are not listed."""
+
+    name: str
+    line: int
+    value: Word | None  # None for an array
+    items: tuple[Word, ...] | None  # the items of an array
+    append: bool
+
+    @property
+    def text(self) -> str:
+        """The value as written, quotes removed; expansions and command substitutions kept as source."""
+        if self.items is not None:
+            return "(" + " ".join(as_written(w.parts) for w in self.items) + ")"
+        return as_written(self.value.parts if self.value is not None else ())
+
+
+@dataclass(frozen=True)
+class SimpleCommand:
+    """One simple command as bash reads it, for readers that judge what a command does.
+
+    `words` are the command's words with each variable the script fixes substituted; an unknown value stays
+    as written (`$X`), a command substitution as `$(...)` (never run). `quoted` says which words were
+    written in quotes. `redirects` are (operator, target). `function` is the function the command is
+    written in ("" at the top level).
+    """
+
+    line: int
+    words: tuple[str, ...]
+    quoted: tuple[bool, ...]
+    redirects: tuple[tuple[str, str], ...]
+    function: str
+    substitutions: tuple[str, ...]  # the source of every `$(...)` in its words and redirections
+
+    @property
+    def name(self) -> str:
+        return self.words[0] if self.words else ""
+
+
+class FixedValues(Evaluator):
+    """The variables a script fixes, for the line readers, which need one value per variable wherever it
+    is used (in any line, heredoc body or JSON string): a variable is fixed when every assignment in the
+    script gives it the same value, whatever branch it sits in. In its own assignment a variable is taken
+    as not set by the runner (`N="${N:-2}"`: N is 2), as is a variable the script never sets (`${Y:-7}` is
+    7). Unknown variables inside a value stay as written (`{"n": $N}`); a command substitution that is not
+    a pure builtin on fixed arguments makes the value unknown.
+
+    The env of a lookup is (owner, depth): the variable being worked out, and how many others deep.
+    """
+
+    defaults = True
+    whole_args = True
+
+    def __init__(self, assigned: dict[str, list[Assignment]]):
+        self.assigned = assigned
+        self.values: dict[str, str | None] = {}
+        self.room = MAX_EXPANDED  # what values and expansions may still add; past it, variables stay as written
+        self.resolving: set[str] = set()
+
+    def lookup(self, env: tuple[str, int], name: str) -> tuple:
+        owner, depth = env
+        if name == owner or name not in self.assigned:
+            return (None,)
+        return (self.value(name, depth + 1),)
+
+    def passed(self, env: tuple[str, int], name: str) -> bool:
+        """A variable the script assigns, or a positional parameter (an argument: nothing says it is unset)."""
+        return name != env[0] and name in self.assigned or not is_name(name)
+
+    def nested(self, env: tuple[str, int]) -> tuple[str, int] | None:
+        return None if env[1] > _MAX_CHAIN else (env[0], env[1] + 1)
+
+    def param(self, env: tuple[str, int], part: Part, hole) -> tuple:
+        if part.subscript or part.op not in _FIXED_OPS:
+            return (None,)  # an array's elements have no one value; `:+`, `+` and lengths ask what the
+            # variable holds where it is used, which only the interpreter follows
+        found = super().param(env, part, hole)
+        return found if len(found) == 1 and isinstance(found[0], str) else (None,)
+
+    def value(self, name: str, depth: int) -> str | None:
+        """The value every assignment of `name` gives it, when they all give the same one; None otherwise."""
+        if name in self.values:
+            return self.values[name]
+        if depth > _MAX_CHAIN or name in self.resolving or self.room <= 0:
+            return None
+        self.resolving.add(name)
+        found: set[str | None] = set()
+        for a in self.assigned[name]:
+            found.add(None if a.value is None or a.append else self.render(a.value.parts, name, depth))
+            if None in found or len(found) > 1:
+                break
+        self.resolving.discard(name)
+        value = found.pop() if len(found) == 1 else None
+        self.room -= len(value or "")
+        self.values[name] = value
+        return value
+
+    def render(self, parts: tuple[Part, ...], owner: str = "", depth: int = 0) -> str | None:
+        """The text of a word, expansions worked out where fixed (kept as written where not); None when a
+        command substitution or an undecidable arithmetic makes it unknown."""
+        found = self.text((owner, depth), parts, written)
+        text = found[0] if len(found) == 1 else None
+        return text if text is None or len(text) <= MAX_RESOLVED else None
+
+    def expansion(self, part: Part) -> str | None:
+        """What one parameter expansion comes to; None when not fixed."""
+        return self.param(("", 0), part, written)[0] if part.kind == "param" else None
+
+
+class Script:
+    """A bash script, parsed once, then read two ways.
+
+    As a program: `launches(env)`, `trace(...)` and `exports()` run the interpreter over its statements.
+    As lines: `lines`, `commands`, `assignments`, `functions`, `simple_commands` and `array_items`, for
+    checks that look for settings with patterns. Both come from the one syntax tree, so quoting, comments,
+    heredocs and `$(...)` mean the same to every reader.
+
+    Lines are those of `str.splitlines`, so their numbers are the diff's. With `embedded`, the text is
+    shell inside YAML (a workflow's `run:` blocks): each line is parsed on its own, since YAML text
+    around the commands may hold quotes that do not pair up, and a heredoc ends at a line that is its
+    delimiter once indentation is stripped (YAML removes the block's indentation before bash reads it).
+    """
+
+    def __init__(self, text: str, embedded: bool = False):
+        self.raw = text.splitlines()
+        self.embedded = embedded
+        self._read = read(text, embedded) if len(text) <= MAX_SCRIPT else (
+            read_lines(self.raw, True) if embedded else read_whole(self.raw))
+        self.statements = self._read.statements
+
+    # --- as a program ---
+    def launches(self, env: Mapping[str, str] | None = None) -> tuple[Launch, ...]:
+        """Every vLLM/SGLang server launch the script reaches with `env` as the known variables.
+
+        Functions the script defines but never calls are run last, so a launch
+        wrapped in an uncalled helper is still found.
+        """
+        interp = Interpreter(env or {})
+        self._run(interp, uncalled=True)
+        return tuple(dict.fromkeys(interp.launches))
+
+    def trace(self, env: Mapping[str, str] | None = None, path: str = "",
+              watch: Callable[[list[str | None]], bool] = lambda values: False,
+              exists: Callable[[str], bool | None] | None = None, uncalled: bool = True,
+              defaults: bool = False) -> Trace:
+        """Run the script with `env` as the known variables (and `path` as `$0`), as `launches` does, and also
+        follow `eval`, `bash -c` strings and the bodies of `$(...)`; return the launches reached, every
+        command for which `watch(its field values)` is true, and every script it runs or sources.
+        `exists(path)` answers file tests (`[ -f "$SCRIPT" ]`): True, False, or None where not known.
+        With `uncalled`, functions the script defines but never calls are run last (as `launches` does);
+        a library that is sourced is traced without (its callers call what they use). With `defaults`, `env`
+        is every variable the script is given: one it neither gets nor sets takes the default the script
+        gives it (`${DRAFT_PATH:-/models/x}`), as the line readers take it.
+
+        Sourced files are not read (the caller resolves `Run.path` and traces them in turn).
+        """
+        known = dict(env or {})
+        if path:
+            known["0"] = path
+        interp = Interpreter(known, watch, exists, defaults)
+        self._run(interp, uncalled)
+        return Trace(tuple(dict.fromkeys(interp.launches)), tuple(dict.fromkeys(interp.calls)),
+                     tuple(dict.fromkeys(interp.runs)))
+
+    def exports(self) -> tuple[tuple[str, Token], ...]:
+        """The variables the script exports (a guide's env block), in the order they were set (by name within
+        a line: the interpreter keeps them in a set)."""
+        state = Interpreter({}).run(self.statements, State({}, set()))
+        out = []
+        for name in sorted(state.exported, key=lambda n: (state.vars[n].line if n in state.vars else 0, n)):
+            binding = state.vars.get(name)
+            if binding is not None:
+                out.append((name, exported_token(binding)))
+        return tuple(out)
+
+    def _run(self, interp: Interpreter, uncalled: bool) -> None:
+        state = interp.run(self.statements, State({}, set()))
+        for name in list(interp.funcs) if uncalled else ():
+            if name not in interp.called:
+                interp.call(name, state.copy() if state.alive else State({}, set()))
+
+    # --- as lines ---
+    @cached_property
+    def lines(self) -> tuple[ShellLine, ...]:
+        """Every line, classified: code without comments, heredoc bodies, variables expanded."""
+        return physical(self.raw, self._read, self.embedded, self._expand_line)
+
+    @cached_property
+    def commands(self) -> tuple[ShellCommand, ...]:
+        """The logical lines outside heredoc bodies that hold code."""
+        return logical(self.lines, self._read)
+
+    @cached_property
+    def assignments(self) -> tuple[Assignment, ...]:
+        """Every variable the script sets, anywhere (in functions, branches, loops), in order."""
+        out: list[Assignment] = []
+        for node in walk(self.statements):
+            if not isinstance(node, Simple):
+                continue
+            declares = bool(node.words) and node.words[0].unquoted_literal in DECLARATIONS
+            if not node.words or declares:
+                out.extend(Assignment(name, scalar.line if scalar is not None else node.line, scalar, array, append)
+                           for name, append, scalar, array in node.assigns)
+            for w in node.words[1:] if declares else ():
+                found = assignment(w)
+                if found is not None:
+                    name, append, value = found
+                    out.append(Assignment(name, w.line, value, None, append))
+        return tuple(out)
+
+    @cached_property
+    def functions(self) -> dict[str, tuple[ShellLine, ...]]:
+        """The lines of each function the script defines (its last definition), from `name() {` to `}`."""
+        return {node.name: self.lines[node.line - 1:node.end] for node in walk(self.statements)
+                if isinstance(node, Func)}
+
+    @cached_property
+    def simple_commands(self) -> tuple[SimpleCommand, ...]:
+        """Every simple command of the script, in the order written (inside functions, branches and loops
+        too), with its words and redirections as `SimpleCommand` gives them."""
+        out: list[SimpleCommand] = []
+        stack: list[tuple[Iterator, str]] = [(iter(self.statements), "")]
+        while stack:
+            node = next(stack[-1][0], _END)
+            if node is _END:
+                stack.pop()
+                continue
+            function = stack[-1][1]
+            if isinstance(node, Simple) and (node.words or node.redirects):
+                words = [self.text_of(w.parts) for w in node.words]
+                subs = [p.text for w in (*node.words, *(t for _, t in node.redirects)) for p in w.parts
+                        if p.kind == "cmd"]
+                quoted = tuple(bool(w.parts) and all(p.quoted for p in w.parts) for w in node.words)
+                redirects = tuple((op, self.text_of(t.parts)) for op, t in node.redirects)
+                out.append(SimpleCommand(node.line, tuple(words), quoted, redirects, function, tuple(subs)))
+            if node is not None:
+                stack.append((iter(children(node)), node.name if isinstance(node, Func) else function))
+        return tuple(out)
+
+    def text_of(self, parts: tuple[Part, ...]) -> str:
+        """A word's text: variables the script fixes substituted, anything else as written."""
+        out = []
+        for p in parts:
+            if p.kind == "lit":
+                out.append(p.text)
+                continue
+            value = self._fixed.expansion(p)
+            out.append(value if value is not None and len(value) <= MAX_RESOLVED else as_written((p,)))
+        return "".join(out)
+
+    def value_of(self, a: Assignment) -> str | None:
+        """The value an assignment gives, variables the script fixes expanded (others kept as written); None
+        for an array, or a value a command substitution or undecidable arithmetic makes unknown."""
+        return self._fixed.render(a.value.parts, a.name) if a.value is not None and not a.append else None
+
+    def array_items(self, name: str) -> tuple[str, ...]:
+        """The items of every `name=(...)` / `name+=(...)`, with the variables the script fixes expanded."""
+        return tuple(self._fixed.render(w.parts) or as_written(w.parts)
+                     for a in self._fixed.assigned.get(name, ()) if a.items is not None for w in a.items)
+
+    @cached_property
+    def _fixed(self) -> FixedValues:
+        assigned: dict[str, list[Assignment]] = {}
+        for a in self.assignments:
+            assigned.setdefault(a.name, []).append(a)
+        return FixedValues(assigned)
+
+    def _expand_line(self, code: str, refs: list[tuple[int, int, Part]]) -> str:
+        """`code` with its expansions replaced where their value is fixed (values put on one line)."""
+        fixed = self._fixed
+        out: list[str] = []
+        at = added = 0
+        for begin, end, part in refs:
+            value = fixed.expansion(part) if end <= len(code) else None
+            if value is None or added + len(value) > MAX_RESOLVED or len(value) > fixed.room:
+                continue
+            added += len(value)
+            fixed.room -= len(value)
+            out += (code[at:begin], value.replace("\n", " "))
+            at = end
+        out.append(code[at:])
+        return "".join(out)

@@ -1,0 +1,118 @@
+"""tree-sitter-bash, bounded: a script's syntax tree and the positions of its text.
+
+tree-sitter's error recovery can take time quadratic in the input on broken text (deeply unclosed arrays,
+`case ... in (`, `=~`, `$[`, repeated; tree-sitter/tree-sitter#5801). The parser reads the text through a
+callback, a chunk at a time, and recovery is where it reads the same text again: so the reads are
+counted, and a parse that asks for more than a small multiple of the text ends there (the callback
+answers "end of input") and is reported as not read. Real scripts stay far below the budget; the
+readers take a script tree-sitter gave up on line by line (`syntax.read_lines`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
+
+LANGUAGE = Language(tree_sitter_bash.language())
+_PARSER = Parser(LANGUAGE)
+
+MAX_SCRIPT = 400_000  # characters; longer scripts are read up to this point
+_CHUNK = 128  # bytes handed to the parser per read
+_BASE_READS = 64  # the read budget: this many reads, plus one per _READS_PER bytes
+_READS_PER = 16
+_GITHUB_EXPRESSION = re.compile(rb"\$\{\{.*?\}\}", re.S)
+
+
+def query(source: str) -> Query:
+    return Query(LANGUAGE, source)
+
+
+def captures(q: Query, node: Node) -> list[Node]:
+    """The nodes `q` captures under `node`, in the order of the text."""
+    found = [n for nodes in QueryCursor(q).captures(node).values() for n in nodes]
+    found.sort(key=lambda n: (n.start_byte, -n.end_byte))
+    return found
+
+
+def find(q: Query, node: Node) -> dict[str, list[Node]]:
+    """The nodes under `node` each capture of `q` names (none: absent), each list in the order of the text:
+    one pass over the tree for what several queries would find."""
+    out = {}
+    for name, nodes in QueryCursor(q).captures(node).items():
+        nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+        out[name] = nodes
+    return out
+
+
+def parse(data: bytes) -> Node | None:
+    """The root of `data`'s syntax tree; None when tree-sitter needs more than its read budget for it."""
+    budget = _BASE_READS + len(data) // _READS_PER
+    reads = 0
+
+    def read(offset: int, _point: object) -> bytes:
+        nonlocal reads
+        reads += 1
+        return data[offset:offset + _CHUNK] if reads <= budget else b""
+
+    tree = _PARSER.parse(read)
+    return tree.root_node if tree is not None and reads <= budget else None
+
+
+def masked(data: bytes) -> bytes:
+    """`data` as the parser should read it, each change of the same length: a GitHub Actions expression
+    (`${{ inputs.x }}`, substituted before bash runs: not bash) made a plain `${___}`, so the text around
+    it parses as bash does after substitution; a NUL (tree-sitter's end of input; in a string run as code,
+    the mark of a value the interpreter does not know) made a word character."""
+    if b"${{" in data:
+        data = _GITHUB_EXPRESSION.sub(lambda m: b"${" + b"_" * (len(m.group()) - 3) + b"}", data)
+    return data.replace(b"\x00", b"^")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A text as tree-sitter reads it: lines joined by "\\n", as UTF-8 bytes, and the way back from byte
+    offsets to line numbers and character columns."""
+
+    raw: bytes  # the text as written, encoded
+    data: bytes  # what the parser reads: `raw` with GitHub expressions masked (same length)
+    base: int = 1  # the number of its first line
+
+    @classmethod
+    def of(cls, text: str, base: int = 1) -> Source:
+        raw = text.encode("utf-8", "surrogatepass")
+        return cls(raw, masked(raw), base)
+
+    @cached_property
+    def starts(self) -> list[int]:
+        """Byte offset where each line starts."""
+        out = [0]
+        find = self.raw.find
+        at = find(b"\n")
+        while at >= 0:
+            out.append(at + 1)
+            at = find(b"\n", at + 1)
+        return out
+
+    @cached_property
+    def ascii(self) -> bool:
+        return self.raw.isascii()
+
+    def line(self, offset: int) -> int:
+        """The line number of a byte offset."""
+        return bisect.bisect_right(self.starts, offset) + self.base - 1
+
+    def column(self, offset: int) -> int:
+        """The character column of a byte offset in its line."""
+        start = self.starts[bisect.bisect_right(self.starts, offset) - 1]
+        return offset - start if self.ascii else len(self.text(start, offset))
+
+    def text(self, start: int, end: int) -> str:
+        return self.raw[start:end].decode("utf-8", "surrogatepass")
+
+    def of_node(self, node: Node) -> str:
+        return self.text(node.start_byte, node.end_byte)

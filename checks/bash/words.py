@@ -1,0 +1,316 @@
+"""Words: what a shell word is made of, read from the nodes tree-sitter gives it.
+
+A `Word` is a tuple of `Part`s: literal text (quoted or not), parameter expansions, command substitutions
+(never run) and arithmetic. Parts are read from the word's nodes (`word`, `string`, `raw_string`,
+`concatenation`, `expansion`, ...); the inside of `${...}` (name, subscript, operator) is read from its
+text, and its argument from the nodes after the operator.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from tree_sitter import Node
+
+from .tree import Source
+
+MAX_NESTING = 16  # `${...}` inside `${...}`: deeper arguments are not read (the value is unknown)
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+_LENGTH = re.compile(r"#([A-Za-z_][A-Za-z0-9_]*)(?:\[([@*])\])?")
+_BRACED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|\d+|[@*#?$!-])(?:\[([^\]]*)\])?")
+_OPERATOR = re.compile(r":?[-=+?]|%%|%|##|#|//|/")
+_SPECIAL = frozenset("@*#?$!-0123456789")
+_AFTER_DOLLAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
+
+WORD_NODES = frozenset({
+    "word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation", "simple_expansion",
+    "expansion", "command_substitution", "arithmetic_expansion", "number", "brace_expression", "extglob_pattern",
+    "regex", "special_variable_name", "variable_name", "test_operator"})
+_LITERAL_NODES = frozenset({"word", "number", "brace_expression", "extglob_pattern", "regex", "variable_name",
+                            "special_variable_name", "test_operator", "file_descriptor"})
+_QUOTED_ESCAPES = frozenset('"\\$`')
+_EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion"})
+
+
+class Part(NamedTuple):
+    """One piece of a shell word (a tuple, as `Word`: a script has thousands, built fast).
+
+    kind: "lit" (literal text), "param" (`$NAME`, `${NAME...}`), "cmd"
+    (command substitution, never run) or "arith" (`$((...))`).
+    """
+
+    kind: str
+    text: str
+    quoted: bool = False
+    name: str = ""
+    subscript: str = ""  # array subscript: "@", "*", a number, or ""
+    op: str = ""  # ":-", "-", ":=", "=", ":+", "+", "%", "%%", "#", "##", "/", "//", "#len"; "?" for any other
+    arg: tuple["Part", ...] = ()
+
+
+class Word(NamedTuple):
+    parts: tuple[Part, ...]
+    line: int
+
+    @property
+    def unquoted_literal(self) -> str | None:
+        """The word's text when it is plain unquoted text (command names, options, operators in `[[ ]]`)."""
+        if all(p.kind == "lit" and not p.quoted for p in self.parts):
+            return "".join(p.text for p in self.parts)
+        return None
+
+
+def literal(text: str, line: int) -> Word:
+    return Word((Part("lit", text),), line)
+
+
+def as_written(parts: tuple[Part, ...]) -> str:
+    """A word's text with quotes removed and every expansion and substitution kept as source."""
+    return "".join(f"$({p.text})" if p.kind == "cmd" else f"$(({p.text}))" if p.kind == "arith" else p.text
+                   for p in parts)
+
+
+def assignment(word: Word) -> tuple[str, bool, Word] | None:
+    """(name, +=, value) of a `NAME=value` / `NAME+=value` word: an assignment where a command starts, or an
+    argument of a declaration builtin (`export X=1`)."""
+    first = word.parts[0] if word.parts else None
+    m = _ASSIGN.match(first.text) if first is not None and first.kind == "lit" and not first.quoted else None
+    if m is None:
+        return None
+    rest = first.text[m.end():]
+    value = ((first._replace(text=rest),) if rest else ()) + word.parts[1:]
+    return m.group(1), bool(m.group(2)), Word(value, word.line)
+
+
+def begins(src: Source, node: Node) -> int:
+    """Where `node`'s text starts: inside double quotes, tree-sitter-bash gives the blanks (and line
+    continuations) before a `$` or backquote to the expansion's first token."""
+    at, raw, end = node.start_byte, src.raw, node.end_byte
+    while at < end and (raw[at] in b" \t\n" or raw[at] == 92 and raw[at + 1:at + 2] == b"\n"):
+        at += 1 if raw[at] != 92 else 2
+    return at if at < end else node.start_byte
+
+
+def join(a: Word, b: Word) -> Word:
+    """Two pieces of one word (nothing between them in the text) as one word."""
+    return Word(_dollars(a.parts + b.parts), a.line)
+
+
+def _dollars(parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    """Parts with each unquoted `$` that ends a literal and has a name after it read as the expansion it is
+    (tree-sitter-bash leaves it a literal after punctuation that follows an expansion: `$A/$B/`, #315)."""
+    if len(parts) < 2 or not any(p.kind == "lit" and not p.quoted and p.text.endswith("$") for p in parts[:-1]):
+        return parts
+    out: list[Part] = []
+    i = 0
+    while i < len(parts):
+        p, nxt = parts[i], parts[i + 1] if i + 1 < len(parts) else None
+        m = _AFTER_DOLLAR.match(nxt.text) if nxt is not None and nxt.kind == "lit" and not nxt.quoted \
+            and p.kind == "lit" and not p.quoted and p.text.endswith("$") else None
+        if m is None:
+            out.append(p)
+            i += 1
+            continue
+        if len(p.text) > 1:
+            out.append(p._replace(text=p.text[:-1]))
+        out.append(Part("param", "$" + m.group(), name=m.group()))
+        rest = nxt.text[m.end():]
+        if rest:
+            out.append(nxt._replace(text=rest))
+        i += 2
+    return tuple(out)
+
+
+def is_arithmetic(src: Source, node: Node) -> bool:
+    """Whether a `command_substitution` is `$((...))`: arithmetic, as bash reads it (tree-sitter-bash reads a
+    `$(( ))` in the argument of `${X:-...}` as `$(` and a subshell)."""
+    return src.raw.startswith(b"$((", begins(src, node)) and src.raw.endswith(b"))", 0, node.end_byte)
+
+
+def is_name(text: str) -> bool:
+    return _NAME.fullmatch(text) is not None
+
+
+def delimiter(text: str) -> tuple[str, bool]:
+    """A heredoc delimiter as written (`EOF`, `'EOF'`, `"EOF"`, `\\EOF`): its text, and whether it is quoted
+    (a quoted delimiter leaves the body unexpanded)."""
+    out, quoted, i = [], False, 0
+    while i < len(text):
+        c = text[i]
+        if c in "'\"":
+            end = text.find(c, i + 1)
+            end = len(text) if end < 0 else end
+            out.append(text[i + 1:end])
+            quoted, i = True, end + 1
+        elif c == "\\" and i + 1 < len(text):
+            out.append(text[i + 1])
+            quoted, i = True, i + 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out), quoted
+
+
+class WordReader:
+    """Builds the `Word`s of one parsed text from its nodes."""
+
+    def __init__(self, src: Source):
+        self.src = src
+
+    def word(self, node: Node) -> Word:
+        if node.type == "word":  # most words: plain text, read without the general walk
+            text = self.src.of_node(node)
+            if "\\" not in text:
+                return Word((Part("lit", text),) if text else (), self.src.line(node.start_byte))
+        parts: list[Part] = []
+        self.parts(node, parts, False, 0)
+        return Word(_dollars(tuple(parts)), self.src.line(begins(self.src, node)))
+
+    def sequence(self, node: Node, start: int, end: int, out: list[Part]) -> None:
+        """The parts of `node`'s children between byte offsets `start` and `end` (an assignment's value)."""
+        self._sequence(node, start, end, out, False, 0)
+        out[:] = _dollars(tuple(out))
+
+    def parts(self, node: Node, out: list[Part], quoted: bool, depth: int) -> None:
+        """Append the parts of `node`, read in a double-quoted context when `quoted`."""
+        kind = node.type
+        if kind in _LITERAL_NODES:
+            self._literal(self.src.of_node(node), out, quoted)
+        elif kind == "string":
+            self._string(node, out, depth)
+        elif kind == "raw_string":
+            text = self.src.of_node(node)
+            out.append(Part("lit", text if quoted else text[1:-1] if text.endswith("'") and len(text) > 1
+                            else text[1:], True))
+        elif kind == "concatenation" or kind == "subscript":
+            self._sequence(node, node.start_byte, node.end_byte, out, quoted, depth)
+        elif kind == "simple_expansion":
+            self._simple_expansion(node, out, quoted)
+        elif kind == "expansion":
+            out.append(self._expansion(node, quoted, depth))
+        elif kind == "command_substitution":
+            if is_arithmetic(self.src, node):
+                text = self.src.text(begins(self.src, node), node.end_byte)
+                out.append(Part("arith", text[3:-2], quoted))
+            else:
+                out.append(Part("cmd", self._body(node), quoted))
+        elif kind == "arithmetic_expansion":
+            out.append(Part("arith", self._body(node), quoted))
+        elif kind == "ansi_c_string":
+            text = self.src.of_node(node)[2:]
+            text = text[:-1] if text.endswith("'") else text
+            out.append(Part("lit", text.encode("utf-8", "replace").decode("unicode_escape", "replace"), True))
+        elif kind == "translated_string":  # `$"..."`: bash's locale translation, read as the string
+            out.append(Part("lit", "$", quoted))
+            self._sequence(node, node.start_byte + 1, node.end_byte, out, quoted, depth)
+        else:  # an operator token, an ERROR: its text
+            self._literal(self.src.of_node(node), out, quoted)
+
+    def _literal(self, text: str, out: list[Part], quoted: bool) -> None:
+        """Literal text; a backslash quotes the character after it (in double quotes only `"`, `\\`, `$`, `` ` ``)
+        and a backslash-newline is removed."""
+        if "\\" not in text:
+            if text:
+                out.append(Part("lit", text, quoted))
+            return
+        buf: list[str] = []
+        i = 0
+        while i < len(text):
+            c = text[i]
+            if c != "\\" or i + 1 >= len(text):
+                buf.append(c)
+                i += 1
+                continue
+            nxt = text[i + 1]
+            if nxt != "\n" and quoted and nxt not in _QUOTED_ESCAPES:
+                buf.append(c)
+                i += 1
+                continue
+            if buf:
+                out.append(Part("lit", "".join(buf), quoted))
+                buf = []
+            if nxt != "\n":
+                out.append(Part("lit", nxt, True))
+            i += 2
+        if buf:
+            out.append(Part("lit", "".join(buf), quoted))
+
+    def _string(self, node: Node, out: list[Part], depth: int) -> None:
+        kids = node.children
+        if 2 <= len(kids) <= 3 and kids[-1].type == '"' and (len(kids) == 2 or kids[1].type == "string_content"):
+            text = self.src.text(node.start_byte + 1, node.end_byte - 1)  # most strings: "text"
+            if "\\" not in text:
+                out.append(Part("lit", text, True))
+                return
+        start = len(out)
+        end = node.end_byte - 1 if node.child_count > 1 and node.children[-1].type == '"' else node.end_byte
+        self._sequence(node, node.start_byte + 1, end, out, True, depth)
+        if len(out) == start:
+            out.append(Part("lit", "", True))
+
+    def _sequence(self, node: Node, start: int, end: int, out: list[Part], quoted: bool, depth: int) -> None:
+        """The parts of `node`'s children between `start` and `end`, text between them taken literally (and
+        the part of a token that reaches over either end: tree-sitter-bash gives a string's blanks to the
+        token after them)."""
+        at = start
+        for child in node.children:
+            if child.end_byte <= at or child.start_byte >= end:
+                continue
+            begin = begins(self.src, child) if child.type in _EXPANSIONS else child.start_byte
+            if begin > at:
+                self._literal(self.src.text(at, begin), out, quoted)
+            if begin < at or child.end_byte > end or child.type == "string_content" or not child.is_named:
+                self._literal(self.src.text(max(at, begin), min(end, child.end_byte)), out, quoted)
+            else:
+                self.parts(child, out, quoted, depth)
+            at = min(end, child.end_byte)
+        if at < end:
+            self._literal(self.src.text(at, end), out, quoted)
+
+    def _simple_expansion(self, node: Node, out: list[Part], quoted: bool) -> None:
+        """`$NAME`, `$1`, `$@`...; `$` before anything else is a literal `$`."""
+        text = self.src.text(begins(self.src, node), node.end_byte)
+        name = text[1:]
+        if name[:1].isdigit() and len(name) > 1:  # `$10` is `$1` then `0`
+            out.append(Part("param", text[:2], quoted, name=name[0]))
+            out.append(Part("lit", name[1:], quoted))
+        elif is_name(name) or (len(name) == 1 and name in _SPECIAL):
+            out.append(Part("param", text, quoted, name=name))
+        else:
+            self._literal(text, out, quoted)
+
+    def _expansion(self, node: Node, quoted: bool, depth: int) -> Part:
+        """`${...}`: a length, or a name with an optional subscript and operator; its argument read from the
+        nodes after the operator."""
+        begin = begins(self.src, node)
+        text = self.src.text(begin, node.end_byte)
+        inner = text[2:-1] if text.endswith("}") else text[2:]
+        length = _LENGTH.fullmatch(inner)
+        if length:
+            return Part("param", text, quoted, name=length.group(1), subscript=length.group(2) or "", op="#len")
+        m = _BRACED.match(inner)
+        if not m or inner.startswith(("#", "!")) and len(inner) > 1:
+            return Part("param", text, quoted, op="?")
+        name, index = m.group(1), (m.group(2) or "").strip()
+        rest = inner[m.end():]
+        if not rest:
+            return Part("param", text, quoted, name=name, subscript=index)
+        om = _OPERATOR.match(rest)
+        if om is None or om.group(0) in ("?", ":?") or depth >= MAX_NESTING:
+            return Part("param", text, quoted, name=name, subscript=index, op="?")
+        arg_start = begin + 2 + len(inner[:m.end() + om.end()].encode("utf-8", "surrogatepass"))
+        end = node.end_byte - 1 if text.endswith("}") else node.end_byte
+        arg: list[Part] = []
+        self._sequence(node, arg_start, end, arg, quoted, depth + 1)
+        return Part("param", text, quoted, name=name, subscript=index, op=om.group(0), arg=tuple(arg))
+
+    def _body(self, node: Node) -> str:
+        """The text inside `$(...)`, `` `...` ``, `$((...))` or `<(...)`, between its first and last tokens."""
+        children = node.children
+        start = children[0].end_byte if children else node.start_byte
+        last = children[-1] if len(children) > 1 else None
+        end = last.start_byte if last is not None and not last.is_named and not last.is_missing else node.end_byte
+        return self.src.text(start, max(start, end))
