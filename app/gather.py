@@ -130,13 +130,17 @@ class Gatherer:
         return self._once(("tree", repo, sha), lambda: self._read_tree(sha, repo))
 
     async def _read_tree(self, sha: str, repo: str) -> dict[str, tuple[str, int, str]]:
+        return (await self._tree_of(sha, repo))[1]
+
+    async def _tree_of(self, ref: str, repo: str) -> tuple[str, dict[str, tuple[str, int, str]]]:
+        """(the tree's SHA, its files) of commit or branch `ref`."""
         owner, name = repo.split("/", 1)
-        tree = await self._parsed(f"tree {sha[:12]}", self.gh.rest.git.async_get_tree, owner, name, sha,
+        tree = await self._parsed(f"tree {ref[:40]}", self.gh.rest.git.async_get_tree, owner, name, ref,
                                   recursive="1")
         if tree.truncated:
-            raise GitHubError(f"the tree of {sha[:12]} is too large for GitHub to list; cannot gather", 422)
-        return {e.path: (e.sha, int(e.size or 0), str(e.mode)) for e in tree.tree
-                if e.type == "blob" and e.path and e.sha}
+            raise GitHubError(f"the tree of {ref[:40]} is too large for GitHub to list; cannot gather", 422)
+        return tree.sha, {e.path: (e.sha, int(e.size or 0), str(e.mode)) for e in tree.tree
+                          if e.type == "blob" and e.path and e.sha}
 
     async def _text(self, entry: tuple[str, int, str] | None,
                     repo: str | None = None) -> tuple[str | None, str | None]:
@@ -233,7 +237,8 @@ class Gatherer:
         # Keyed by a SHA or the base branch, which the PR names: the trees, the base branch and its config,
         # the check runs of each commit (the head's before the commit list is in).
         base_tree_f, head_tree_f = self._tree(base_sha), self._tree(head_sha)
-        policy_f = self._once("policy", lambda: self._policy(pull.base.ref, base_sha))
+        tip_f = self._once("tip", lambda: self._tip(pull.base.ref))
+        policy_f = self._once("policy", lambda: self._policy(tip_f))
         self._check_runs(head_sha)
         (files, changed), (tip_sha, policy_texts, master_base, master_head), (commit_shas, check_runs,
                                                                               workflow_runs), \
@@ -326,17 +331,28 @@ class Gatherer:
         )
         return ChangedFile(f.filename, status, previous, patch, base_text, head_text, head_err or base_err)
 
-    async def _policy(self, base_ref: str, base_sha: str) -> tuple[str, dict, Policy]:
-        """(the base branch tip's SHA, its tree, the policy its config sets). The config is read by path at
-        the branch while the branch itself is read: content-addressed, that read is the config's blob
-        whenever the tip's tree names the same blob (else the blob is read)."""
-        rest = self.gh.rest
-        branch, guess = await asyncio.gather(
-            self._parsed(f"branch {base_ref}", rest.repos.async_get_branch, self.owner, self.name, base_ref),
+    async def _tip(self, base_ref: str) -> tuple[str, dict, tuple | None]:
+        """(the base branch tip's SHA, its tree, a guess at its config). The tree and the config are read by
+        branch name while the branch itself is read (and the PR's base tree, which is the same when the PR is
+        based on the tip, is read by SHA: one request more then, one round trip less when it is not): the
+        tree is the tip's when its SHA is the one the branch's commit names (else the tip's is read by SHA);
+        the guess is checked in `_policy`."""
+        branch, at_branch, guess = await asyncio.gather(
+            self._parsed(f"branch {base_ref}", self.gh.rest.repos.async_get_branch, self.owner, self.name,
+                         base_ref),
+            _or_none(self._tree_of(base_ref, self.repo)),
             self._config_at(base_ref),
         )
         tip_sha = branch.commit.sha
+        if at_branch is not None and at_branch[0] == branch.commit.commit.tree.sha:
+            self._once(("tree", self.repo, tip_sha), lambda: _value(at_branch[1]))
         tip_tree = self._tip_tree = await self._tree(tip_sha)
+        return tip_sha, tip_tree, guess
+
+    async def _policy(self, tip_f: Awaitable[tuple[str, dict, tuple | None]]) -> tuple[str, dict, Policy]:
+        """(the tip's SHA, its tree, the policy its config sets). The config read by path is the config's blob
+        whenever the tip's tree names the same blob (content-addressed); else the blob is read."""
+        tip_sha, tip_tree, guess = await tip_f
         entry = tip_tree.get(CONFIG_PATH)
         if guess is not None and entry is not None and guess[0] == entry[0] and entry[2] != SYMLINK_MODE:
             self._immutable(("blob", self.repo, entry[0]), lambda: _value(guess[1]))
@@ -531,7 +547,10 @@ class Gatherer:
     async def _upstream_pull(self, target: UpstreamTarget) -> UpstreamDoc:
         owner, name = target.repo.split("/", 1)
         what = f"{target.repo}#{target.number}"
-        try:
+        listing = self._once(("upstream files", target.repo, target.number), lambda: pages(
+            f"files of {what}", self.gh.rest.pulls.async_list_files, owner, name, target.number))
+        _quiet(listing)  # unread if the pull is not found
+        try:  # the pull and its files at once: only the files' texts wait for the pull's commit
             resp = await call(what, self.gh.rest.pulls.async_get, owner, name, target.number)
         except GitHubError as exc:
             if exc.status == 404:
@@ -545,8 +564,7 @@ class Gatherer:
             raise as_github_error(exc, what) from None
         merged = bool(pull.merged)
         ref = merge_sha if merged and merge_sha else pull.head.sha
-        listed = await pages(f"files of {target.repo}#{target.number}", self.gh.rest.pulls.async_list_files,
-                             owner, name, target.number)
+        listed = await listing
         paths = sorted(f.filename for f in listed if str(f.status) != "removed")
         texts = await asyncio.gather(*(self._contents(p, ref, target.repo) for p in paths))
         return UpstreamDoc(
@@ -563,8 +581,8 @@ class Gatherer:
             if exc.status == 404:
                 return UpstreamDoc(target.url, "page", target.repo, error=target.not_found())
             raise
-        for path in target.paths:
-            text = await self._contents(path, repo.default_branch, target.repo)
+        texts = await asyncio.gather(*(self._contents(p, repo.default_branch, target.repo) for p in target.paths))
+        for path, text in zip(target.paths, texts):  # all at once; the first that exists is the page's
             if text is not None:
                 return UpstreamDoc(target.url, "page", target.repo, files=frozen_map({path: text}))
         return UpstreamDoc(target.url, "page", target.repo,
@@ -604,6 +622,14 @@ class Gatherer:
 
 async def _value(value: T) -> T:
     return value
+
+
+async def _or_none(read: Awaitable[T]) -> T | None:
+    """A guess's read: None when it fails (what it guessed is then read for sure)."""
+    try:
+        return await read
+    except Exception:  # noqa: BLE001 - see the docstring
+        return None
 
 
 def _quiet(read: Awaitable[Any]) -> None:
