@@ -21,9 +21,9 @@
   time, or one verification's at a time. One client serves one installation
   (app/jobs.py `Clients`) and its gate holds one write lock: a write takes
   it for itself, or a publish takes it for its whole wave (`RateLimitGate.wave`):
-  the verdict comment, the check run and the review of ONE verification are
-  independent and go out together, and the lock is held until the last of
-  them is answered. Why that much concurrency and no more: GitHub asks
+  the verdict comment, the commit status, the check run and the review of
+  ONE verification are independent and go out together, and the lock is
+  held until the last of them is answered. Why that much concurrency and no more: GitHub asks
   integrators to send requests serially and to pause between "a large
   number" of mutative ones, because concurrent requests and bursts of
   content creation are what trip its secondary limits. Its documented

@@ -2,10 +2,16 @@
 
 The head SHA is resolved once and pinned for the whole snapshot. Policy
 files are read from the tip of the PR's base branch (pinned by SHA), never
-from the PR. Independent requests run concurrently: once the trees are
-known, the changed files, the policy files and master configs, and the
-check runs with their workflow runs are three chains that do not wait for
-each other. Pagination is followed everywhere. Every read is made once per
+from the PR. Every read is sent as soon as what it is keyed by is known,
+in waves: the PR and everything keyed by its number (files, commits,
+comments, reviews, review comments) at once; then what the PR names (the
+trees at base and head, the base branch with its tree and config read by
+name beside it, the check runs of each commit) and, once the comments are
+in, who last edited them; then the blobs of those trees, the workflow runs
+behind the check runs and the artifact lists of the green ones; then their
+eval and benchmark artifacts (a download, then its redirect). The last are
+read ahead of the evidence round that asks for them (`_prefetch_artifacts`).
+Pagination is followed everywhere. Every read is made once per
 gatherer, even when asked for again meanwhile or in a later round; blobs
 are read by SHA. The base text of a modified file is rebuilt from its head
 text and GitHub's patch when that reproduces the base blob's SHA, which
@@ -220,8 +226,8 @@ class Gatherer:
         return (await self.verify(number, now, rules)).snapshot
 
     async def _first_round(self, number: int, now: str) -> Snapshot:
-        """The first snapshot, in waves of reads each sent as soon as what it is keyed by is known (see
-        `_waves`); the CPU of parsing and of building the snapshot runs while later reads are in flight."""
+        """The first snapshot, its reads in waves (see the module's docstring): parsing one answer and
+        building the snapshot run while the reads that do not wait for them are in flight."""
         rest = self.gh.rest
         o, r = self.owner, self.name
         # Keyed by the number, which the job knows: all at once.
@@ -238,7 +244,7 @@ class Gatherer:
         # the check runs of each commit (the head's before the commit list is in).
         base_tree_f, head_tree_f = self._tree(base_sha), self._tree(head_sha)
         tip_f = self._once("tip", lambda: self._tip(pull.base.ref))
-        policy_f = self._once("policy", lambda: self._policy(tip_f))
+        policy_f = self._once("policy", lambda: self._policy(pull.base.ref, tip_f))
         self._check_runs(head_sha)
         (files, changed), (tip_sha, policy_texts, master_base, master_head), (commit_shas, check_runs,
                                                                               workflow_runs), \
@@ -349,20 +355,32 @@ class Gatherer:
         tip_tree = self._tip_tree = await self._tree(tip_sha)
         return tip_sha, tip_tree, guess
 
-    async def _policy(self, tip_f: Awaitable[tuple[str, dict, tuple | None]]) -> tuple[str, dict, Policy]:
+    async def _policy(self, base_ref: str,
+                      tip_f: Awaitable[tuple[str, dict, tuple | None]]) -> tuple[str, dict, Policy]:
         """(the tip's SHA, its tree, the policy its config sets). The config read by path is the config's blob
         whenever the tip's tree names the same blob (content-addressed); else the blob is read."""
         tip_sha, tip_tree, guess = await tip_f
         entry = tip_tree.get(CONFIG_PATH)
+        if entry is not None and self._kept is not None:
+            self._kept.discard(("no config at", self.repo, base_ref))
         if guess is not None and entry is not None and guess[0] == entry[0] and entry[2] != SYMLINK_MODE:
             self._immutable(("blob", self.repo, entry[0]), lambda: _value(guess[1]))
         return tip_sha, tip_tree, Policy.from_yaml((await self._text(entry))[0])[0]
 
     async def _config_at(self, ref: str) -> tuple[str, tuple[str | None, str | None]] | None:
-        """(blob SHA, (text, why not)) of the config at branch `ref`; None when there is none to guess from."""
+        """(blob SHA, (text, why not)) of the config at branch `ref`; None when there is none to guess from.
+        A branch found without a config is not asked again by this client (a 404 is not conditional, so it
+        would count against the rate limit every time) until a tip's tree shows one (`_policy`)."""
+        absent = ("no config at", self.repo, ref)
+        if self._kept is not None and self._kept.get(absent) is not None:
+            return None
         try:
             resp = await self.gh.rest.repos.async_get_content(self.owner, self.name, CONFIG_PATH, ref=ref)
             data = resp.parsed_data
+        except RequestFailed as exc:
+            if exc.response.status_code == 404 and self._kept is not None:
+                self._kept.put(absent, (True,), 64)
+            return None
         except Exception:  # noqa: BLE001 - only a guess: the config is then read by its blob
             return None
         if isinstance(data, list) or getattr(data, "type", "") != "file" or data.content is None \

@@ -171,7 +171,8 @@ def critical_paths(results: dict[str, dict[str, Any]]) -> list[str]:
         lines += ["", f"{name}: {r['depth']} round trips, {r['wall_s']:.2f} s"]
         for i, step in enumerate(r["critical_path"], 1):
             what = step["request"].replace(f"/repos/{r['repo']}/", "/…/")
-            lines.append(f"  {i:>2}. {step['sent_ms']:>6.0f}-{step['answered_ms']:>6.0f}  +{step['gap_ms']:<4.0f} {what}")
+            span = f"{step['sent_ms']:>6.0f}-{step['answered_ms']:>6.0f}"
+            lines.append(f"  {i:>2}. {span}  +{step['gap_ms']:<4.0f} {what}")
         lines.append(f"      then {r['after_path_ms']:.0f} ms to the end")
     return lines
 
