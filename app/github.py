@@ -32,6 +32,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.auth.app import AppAuth
+from githubkit.cache import MemCacheStrategy
 from githubkit.exception import GitHubException, RateLimitExceeded, RequestFailed, RequestTimeout
 
 from .backoff import RateLimitGate, RetryTransient, wait_seconds
@@ -135,6 +136,9 @@ def client(auth, base_url: str, stats: CallStats | None = None, timeout: httpx.T
         async_event_hooks=hooks,
         trust_env=False,
         ssl_verify=_ssl_context(),
+        # The client's own token and JWT: githubkit's default cache is the process's, keyed without the
+        # server, so a client would take another's token for the same installation id at another server.
+        cache_strategy=MemCacheStrategy(),
     )
 
 
