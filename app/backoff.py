@@ -16,17 +16,34 @@
   `x-ratelimit-remaining: 0`) until its `x-ratelimit-reset`; a secondary
   limit (a 429, or a 403 whose message says "secondary rate limit") for its
   `retry-after`, or without one for at least a minute, doubling while
-  GitHub keeps answering so. The gate also sends the client's
-  content-creating requests (POST, PATCH, PUT, DELETE) one after another,
-  as GitHub asks integrators to: concurrent writes are what trips its
-  secondary limits. One client serves one installation (app/jobs.py
-  `Clients`), so its writes are serialized across all of its jobs.
+  GitHub keeps answering so.
+- Writes (POST, PATCH, PUT, DELETE) of one installation go out one at a
+  time, or one verification's at a time. One client serves one installation
+  (app/jobs.py `Clients`) and its gate holds one write lock: a write takes
+  it for itself, or a publish takes it for its whole wave (`RateLimitGate.wave`):
+  the verdict comment, the commit status, the check run and the review of
+  ONE verification are independent and go out together, and the lock is
+  held until the last of them is answered. Why that much concurrency and no more: GitHub asks
+  integrators to send requests serially and to pause between "a large
+  number" of mutative ones, because concurrent requests and bursts of
+  content creation are what trip its secondary limits. Its documented
+  bounds are on concurrency (100 requests at once) and on content-creating
+  requests per minute and per hour, which a wave does not change: a
+  verification makes the same three or four writes either way. Serialising
+  them cost three round trips per verification; a wave costs one, and
+  keeps the installation's concurrency of writes a small constant (one
+  verification's, never more) however many jobs run, since a second
+  verification's wave, and any lone write, waits for the lock. Writes of two
+  verifications never interleave, so a secondary limit met mid-wave stops
+  one verification's publish, which is idempotent (app/publish.py) and runs
+  again after the wait, while the others wait their turn without calling.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import re
 import time
 import weakref
@@ -47,6 +64,7 @@ MAX_CONCURRENCY = 100  # GitHub's cap on concurrent requests (githubkit's defaul
 SECONDARY = "secondary rate limit"  # what GitHub's message says when it is one
 SECONDARY_WAIT = 60.0  # GitHub: without retry-after, wait at least one minute
 MAX_SECONDARY_WAIT = 900.0
+_IN_WAVE: contextvars.ContextVar["RateLimitGate | None"] = contextvars.ContextVar("write_wave", default=None)
 
 
 def unsaid_secondary(status: int, headers: Mapping[str, str], text: str = "") -> bool:
@@ -106,7 +124,8 @@ def _request(exc: httpx.TransportError) -> httpx.Request | None:
 
 class RateLimitGate(LocalThrottler):
     """githubkit throttler that holds back every call while the client's rate limit is exhausted (a
-    held-back call raises `error(message, status, seconds to the reset)`) and sends writes one at a time."""
+    held-back call raises `error(message, status, seconds to the reset)`) and sends writes one at a time, or
+    one wave at a time (`wave`)."""
 
     def __init__(self, error: Callable[[str, int, float], Exception], max_concurrency: int = MAX_CONCURRENCY) -> None:
         super().__init__(max_concurrency)
@@ -147,6 +166,20 @@ class RateLimitGate(LocalThrottler):
             self._writes[loop] = asyncio.Lock()
         return self._writes[loop]
 
+    @asynccontextmanager
+    async def wave(self) -> AsyncGenerator[None, Any]:
+        """One verification's writes, sent concurrently within (in this task and the tasks it starts), while
+        every other write of the client waits: the write lock is held until the block ends."""
+        if _IN_WAVE.get() is self:
+            yield
+            return
+        async with self._write_lock():
+            token = _IN_WAVE.set(self)
+            try:
+                yield
+            finally:
+                _IN_WAVE.reset(token)
+
     @contextmanager
     def acquire(self, request: httpx.Request) -> Generator[None, Any, Any]:
         self._check(request)
@@ -157,7 +190,7 @@ class RateLimitGate(LocalThrottler):
     async def async_acquire(self, request: httpx.Request) -> AsyncGenerator[None, Any]:
         self._check(request)
         async with contextlib.AsyncExitStack() as held:
-            if request.method in WRITES:
+            if request.method in WRITES and _IN_WAVE.get() is not self:
                 await held.enter_async_context(self._write_lock())
                 self._check(request)  # a limit may have been hit while this write waited its turn
             await held.enter_async_context(super().async_acquire(request))

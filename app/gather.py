@@ -2,10 +2,16 @@
 
 The head SHA is resolved once and pinned for the whole snapshot. Policy
 files are read from the tip of the PR's base branch (pinned by SHA), never
-from the PR. Independent requests run concurrently: once the trees are
-known, the changed files, the policy files and master configs, and the
-check runs with their workflow runs are three chains that do not wait for
-each other. Pagination is followed everywhere. Every read is made once per
+from the PR. Every read is sent as soon as what it is keyed by is known,
+in waves: the PR and everything keyed by its number (files, commits,
+comments, reviews, review comments) at once; then what the PR names (the
+trees at base and head, the base branch with its tree and config read by
+name beside it, the check runs of each commit) and, once the comments are
+in, who last edited them; then the blobs of those trees, the workflow runs
+behind the check runs and the artifact lists of the green ones; then their
+eval and benchmark artifacts (a download, then its redirect). The last are
+read ahead of the evidence round that asks for them (`_prefetch_artifacts`).
+Pagination is followed everywhere. Every read is made once per
 gatherer, even when asked for again meanwhile or in a later round; blobs
 are read by SHA. The base text of a modified file is rebuilt from its head
 text and GitHub's patch when that reproduces the base blob's SHA, which
@@ -123,20 +129,24 @@ class Gatherer:
         except Exception as exc:  # noqa: BLE001 - a missing required field raises only here
             raise as_github_error(exc, what) from None
 
-    async def _tree(self, sha: str, repo: str | None = None) -> dict[str, tuple[str, int, str]]:
+    def _tree(self, sha: str, repo: str | None = None) -> Awaitable[dict[str, tuple[str, int, str]]]:
         """path -> (blob SHA, size, mode) of every file and symlink in the commit (recursive); fails closed
         if truncated."""
         repo = repo or self.repo
-        return await self._once(("tree", repo, sha), lambda: self._read_tree(sha, repo))
+        return self._once(("tree", repo, sha), lambda: self._read_tree(sha, repo))
 
     async def _read_tree(self, sha: str, repo: str) -> dict[str, tuple[str, int, str]]:
+        return (await self._tree_of(sha, repo))[1]
+
+    async def _tree_of(self, ref: str, repo: str) -> tuple[str, dict[str, tuple[str, int, str]]]:
+        """(the tree's SHA, its files) of commit or branch `ref`."""
         owner, name = repo.split("/", 1)
-        tree = await self._parsed(f"tree {sha[:12]}", self.gh.rest.git.async_get_tree, owner, name, sha,
+        tree = await self._parsed(f"tree {ref[:40]}", self.gh.rest.git.async_get_tree, owner, name, ref,
                                   recursive="1")
         if tree.truncated:
-            raise GitHubError(f"the tree of {sha[:12]} is too large for GitHub to list; cannot gather", 422)
-        return {e.path: (e.sha, int(e.size or 0), str(e.mode)) for e in tree.tree
-                if e.type == "blob" and e.path and e.sha}
+            raise GitHubError(f"the tree of {ref[:40]} is too large for GitHub to list; cannot gather", 422)
+        return tree.sha, {e.path: (e.sha, int(e.size or 0), str(e.mode)) for e in tree.tree
+                          if e.type == "blob" and e.path and e.sha}
 
     async def _text(self, entry: tuple[str, int, str] | None,
                     repo: str | None = None) -> tuple[str | None, str | None]:
@@ -216,41 +226,39 @@ class Gatherer:
         return (await self.verify(number, now, rules)).snapshot
 
     async def _first_round(self, number: int, now: str) -> Snapshot:
+        """The first snapshot, its reads in waves (see the module's docstring): parsing one answer and
+        building the snapshot run while the reads that do not wait for them are in flight."""
         rest = self.gh.rest
         o, r = self.owner, self.name
-        pull = await self._parsed(f"pull #{number}", rest.pulls.async_get, o, r, number)
+        # Keyed by the number, which the job knows: all at once.
+        pull_f = self._once(("pull", number), lambda: self._parsed(f"pull #{number}", rest.pulls.async_get,
+                                                                    o, r, number))
+        files_f = self._once(("files", number), lambda: pages("PR files", rest.pulls.async_list_files, o, r,
+                                                              number, limit=MAX_FILES))
+        commits_f = self._once(("commits", number), lambda: pages("PR commits", rest.pulls.async_list_commits,
+                                                                  o, r, number, limit=MAX_COMMITS))
+        conversation_f = self._once(("conversation", number), lambda: self._conversation(number))
+        pull = await pull_f
         base_sha, head_sha = pull.base.sha, pull.head.sha
-
-        branch, files, commits, issue_comments, reviews, review_comments, base_tree, head_tree = await asyncio.gather(
-            self._parsed(f"branch {pull.base.ref}", rest.repos.async_get_branch, o, r, pull.base.ref),
-            pages("PR files", rest.pulls.async_list_files, o, r, number, limit=MAX_FILES),
-            pages("PR commits", rest.pulls.async_list_commits, o, r, number, limit=MAX_COMMITS),
-            pages("issue comments", rest.issues.async_list_comments, o, r, number),
-            pages("reviews", rest.pulls.async_list_reviews, o, r, number),
-            pages("review comments", rest.pulls.async_list_review_comments, o, r, number),
-            self._tree(base_sha),
-            self._tree(head_sha),
-        )
+        # Keyed by a SHA or the base branch, which the PR names: the trees, the base branch and its config,
+        # the check runs of each commit (the head's before the commit list is in).
+        base_tree_f, head_tree_f = self._tree(base_sha), self._tree(head_sha)
+        tip_f = self._once("tip", lambda: self._tip(pull.base.ref))
+        policy_f = self._once("policy", lambda: self._policy(pull.base.ref, tip_f))
+        self._check_runs(head_sha)
+        (files, changed), (tip_sha, policy_texts, master_base, master_head), (commit_shas, check_runs,
+                                                                              workflow_runs), \
+            (conversation, edits) = await asyncio.gather(
+                self._changed_files(files_f, base_tree_f, head_tree_f),
+                self._policy_files(policy_f, base_tree_f, head_tree_f),
+                self._runs(commits_f, head_sha, policy_f),
+                conversation_f,
+            )
         truncated = None
         if len(files) >= MAX_FILES:
             truncated = f"GitHub lists at most {MAX_FILES} files of a pull request; this one has more"
-        elif len(commits) >= MAX_COMMITS:
+        elif len(commit_shas) >= MAX_COMMITS:
             truncated = f"GitHub lists at most {MAX_COMMITS} commits of a pull request; this one has more"
-        tip_sha = branch.commit.sha
-        commit_shas = [c.sha for c in commits] or [head_sha]
-        for f in files:
-            self._rebuild_base(f, base_tree, head_tree)
-        listed = [(c, "issue_comment", c.created_at) for c in issue_comments]
-        listed += [(c, "review", c.submitted_at) for c in reviews]
-        listed += [(c, "review_comment", c.created_at) for c in review_comments]
-        conversation = [(as_comment(c, kind, at), c.node_id) for c, kind, at in listed]
-        users = {node: c.body for c, node in conversation if not signoff.is_bot(c, self.bot_login)}
-        changed, (policy_texts, master_base, master_head), (check_runs, workflow_runs), edits = await asyncio.gather(
-            asyncio.gather(*(self._changed_file(f, base_tree, head_tree) for f in files)),
-            self._policy_files(tip_sha, base_sha, base_tree, head_tree),
-            self._runs(commit_shas),
-            last_edits(self.gh, users),
-        )
         comments = self._edited(conversation, edits, Policy.from_yaml(policy_texts.get(CONFIG_PATH))[0])
         comments.sort(key=lambda c: (c.created_at, c.kind, c.id))
 
@@ -278,6 +286,31 @@ class Gatherer:
             truncated=truncated,
         )
 
+    async def _conversation(self, number: int) -> tuple[list[tuple[Comment, str]], dict[str, LastEdit]]:
+        """The PR's comments, reviews and review comments with their node ids, and who last edited the users'
+        ones (GraphQL, as soon as the lists are in)."""
+        rest = self.gh.rest
+        o, r = self.owner, self.name
+        issue_comments, reviews, review_comments = await asyncio.gather(
+            pages("issue comments", rest.issues.async_list_comments, o, r, number),
+            pages("reviews", rest.pulls.async_list_reviews, o, r, number),
+            pages("review comments", rest.pulls.async_list_review_comments, o, r, number),
+        )
+        listed = [(c, "issue_comment", c.created_at) for c in issue_comments]
+        listed += [(c, "review", c.submitted_at) for c in reviews]
+        listed += [(c, "review_comment", c.created_at) for c in review_comments]
+        conversation = [(as_comment(c, kind, at), c.node_id) for c, kind, at in listed]
+        users = {node: c.body for c, node in conversation if not signoff.is_bot(c, self.bot_login)}
+        return conversation, await last_edits(self.gh, users)
+
+    async def _changed_files(self, files_f: Awaitable[list], base_tree_f: Awaitable[dict],
+                             head_tree_f: Awaitable[dict]) -> tuple[list, list[ChangedFile]]:
+        """The PR's files as listed, and as changed files with their texts at base and head."""
+        files, base_tree, head_tree = await asyncio.gather(files_f, base_tree_f, head_tree_f)
+        for f in files:
+            self._rebuild_base(f, base_tree, head_tree)
+        return files, list(await asyncio.gather(*(self._changed_file(f, base_tree, head_tree) for f in files)))
+
     def _edited(self, conversation: list[tuple[Comment, str]], edits: dict[str, LastEdit],
                 policy: Policy) -> list[Comment]:
         """The comments, users' with who last edited them. A sign-off whose body changed between the REST
@@ -304,11 +337,63 @@ class Gatherer:
         )
         return ChangedFile(f.filename, status, previous, patch, base_text, head_text, head_err or base_err)
 
-    async def _policy_files(self, tip_sha: str, base_sha: str, base_tree: dict, head_tree: dict):
-        """(policy files at the base branch tip, master configs at base, at head), each path -> text."""
-        tip_tree = self._tip_tree = base_tree if tip_sha == base_sha else await self._tree(tip_sha)
-        policy, _err = Policy.from_yaml((await self._text(tip_tree.get(CONFIG_PATH)))[0])
-        return await asyncio.gather(
+    async def _tip(self, base_ref: str) -> tuple[str, dict, tuple | None]:
+        """(the base branch tip's SHA, its tree, a guess at its config). The tree and the config are read by
+        branch name while the branch itself is read (and the PR's base tree, which is the same when the PR is
+        based on the tip, is read by SHA: one request more then, one round trip less when it is not): the
+        tree is the tip's when its SHA is the one the branch's commit names (else the tip's is read by SHA);
+        the guess is checked in `_policy`."""
+        branch, at_branch, guess = await asyncio.gather(
+            self._parsed(f"branch {base_ref}", self.gh.rest.repos.async_get_branch, self.owner, self.name,
+                         base_ref),
+            _or_none(self._tree_of(base_ref, self.repo)),
+            self._config_at(base_ref),
+        )
+        tip_sha = branch.commit.sha
+        if at_branch is not None and at_branch[0] == branch.commit.commit.tree.sha:
+            self._once(("tree", self.repo, tip_sha), lambda: _value(at_branch[1]))
+        tip_tree = self._tip_tree = await self._tree(tip_sha)
+        return tip_sha, tip_tree, guess
+
+    async def _policy(self, base_ref: str,
+                      tip_f: Awaitable[tuple[str, dict, tuple | None]]) -> tuple[str, dict, Policy]:
+        """(the tip's SHA, its tree, the policy its config sets). The config read by path is the config's blob
+        whenever the tip's tree names the same blob (content-addressed); else the blob is read."""
+        tip_sha, tip_tree, guess = await tip_f
+        entry = tip_tree.get(CONFIG_PATH)
+        if entry is not None and self._kept is not None:
+            self._kept.discard(("no config at", self.repo, base_ref))
+        if guess is not None and entry is not None and guess[0] == entry[0] and entry[2] != SYMLINK_MODE:
+            self._immutable(("blob", self.repo, entry[0]), lambda: _value(guess[1]))
+        return tip_sha, tip_tree, Policy.from_yaml((await self._text(entry))[0])[0]
+
+    async def _config_at(self, ref: str) -> tuple[str, tuple[str | None, str | None]] | None:
+        """(blob SHA, (text, why not)) of the config at branch `ref`; None when there is none to guess from.
+        A branch found without a config is not asked again by this client (a 404 is not conditional, so it
+        would count against the rate limit every time) until a tip's tree shows one (`_policy`)."""
+        absent = ("no config at", self.repo, ref)
+        if self._kept is not None and self._kept.get(absent) is not None:
+            return None
+        try:
+            resp = await self.gh.rest.repos.async_get_content(self.owner, self.name, CONFIG_PATH, ref=ref)
+            data = resp.parsed_data
+        except RequestFailed as exc:
+            if exc.response.status_code == 404 and self._kept is not None:
+                self._kept.put(absent, (True,), 64)
+            return None
+        except Exception:  # noqa: BLE001 - only a guess: the config is then read by its blob
+            return None
+        if isinstance(data, list) or getattr(data, "type", "") != "file" or data.content is None \
+                or data.encoding != "base64" or (data.size or 0) > MAX_TEXT_BYTES:
+            return None
+        return data.sha, decode_text(base64.b64decode(data.content))
+
+    async def _policy_files(self, policy_f: Awaitable[tuple[str, dict, Policy]], base_tree_f: Awaitable[dict],
+                            head_tree_f: Awaitable[dict]):
+        """(the tip's SHA, policy files at the base branch tip, master configs at base, at head), each
+        path -> text."""
+        (tip_sha, tip_tree, policy), base_tree, head_tree = await asyncio.gather(policy_f, base_tree_f, head_tree_f)
+        return tip_sha, *await asyncio.gather(
             self._texts(tip_tree, [p for p in tip_tree if policy.is_policy_file(p)]),
             self._texts(base_tree, [p for p in base_tree if policy.is_master_config(p)]),
             self._texts(head_tree, [p for p in head_tree if policy.is_master_config(p)]),
@@ -320,17 +405,51 @@ class Gatherer:
         texts = await asyncio.gather(*(self._text(tree[p]) for p in paths))
         return {p: t for p, (t, _e) in zip(paths, texts) if t is not None}
 
-    async def _runs(self, commit_shas: list[str]) -> tuple[list[CheckRun], tuple[WorkflowRun, ...]]:
-        """The check runs on the PR's commits, and the workflow runs they belong to."""
-        rest = self.gh.rest
-        run_lists = await asyncio.gather(*(
-            pages(f"check runs of {sha[:12]}", rest.checks.async_list_for_ref, self.owner, self.name, sha,
-                  key="check_runs", filter_="all") for sha in commit_shas))
+    async def _runs(self, commits_f: Awaitable[list], head_sha: str,
+                    policy_f: Awaitable[tuple[str, dict, Policy]]) -> tuple[list[str], list[CheckRun],
+                                                                           tuple[WorkflowRun, ...]]:
+        """The PR's commits, the check runs on them, and the workflow runs they belong to. The artifacts of
+        the runs behind green check runs are read meanwhile (`_prefetch_artifacts`)."""
+        commit_shas = [c.sha for c in await commits_f] or [head_sha]
+        run_lists = await asyncio.gather(*(self._check_runs(sha) for sha in commit_shas))
         check_runs = sorted((_check_run(c, self.app_id) for runs in run_lists for c in runs),
                             key=lambda c: (c.head_sha, c.name, c.id))
         run_ids = sorted({c.run_id for c in check_runs if c.run_id is not None})
+        green = sorted({c.run_id for c in check_runs if c.run_id is not None and c.conclusion == "success"})
+        self._once("artifact prefetch", lambda: self._prefetch_artifacts(green, policy_f))
         workflow_runs = await asyncio.gather(*(self._workflow_run(i) for i in run_ids))
-        return check_runs, tuple(w for w in workflow_runs if w is not None)
+        return commit_shas, check_runs, tuple(w for w in workflow_runs if w is not None)
+
+    def _check_runs(self, sha: str) -> Awaitable[list]:
+        """Every check run on commit `sha` (GitHub's objects, as listed)."""
+        return self._once(("check runs", sha), lambda: pages(
+            f"check runs of {sha[:12]}", self.gh.rest.checks.async_list_for_ref, self.owner, self.name, sha,
+            key="check_runs", filter_="all"))
+
+    async def _prefetch_artifacts(self, run_ids: list[int], policy_f: Awaitable[tuple[str, dict, Policy]]) -> None:
+        """Read ahead what the evidence round most likely asks for (checks.evals audits the run behind the
+        green sweep): the artifact lists of the runs behind green check runs, and their eval and benchmark
+        artifacts. Only a head start: every read is one of `_once`, which the round then shares; a failure
+        here is the round's to meet, if it asks."""
+        try:
+            listed, (_tip, _tree, policy) = await asyncio.gather(
+                asyncio.gather(*(self._artifacts_of(i) for i in run_ids)), policy_f)
+        except Exception:  # noqa: BLE001 - see the docstring
+            return
+        prefixes = policy.eval_artifact_prefixes + policy.bmk_artifact_prefixes
+        for run_id, artifacts in zip(run_ids, listed):
+            for a in artifacts:
+                if a.name.startswith(prefixes):
+                    _quiet(self._artifact(run_id, a))
+
+    def owned_check_runs(self, sha: str) -> list | None:
+        """This App's `codeowner-signoff-verify` runs on `sha` as listed while gathering, newest first, as
+        GitHub's `filter=latest` lists them (app/publish.py updates the first); None if `sha`'s were not read."""
+        read = self._reads.get(("check runs", sha))
+        if self.app_id is None or read is None or not read.done() or read.cancelled() or read.exception():
+            return None
+        mine = [c for c in read.result() if c.name == CHECK_NAME and c.app is not None and c.app.id == self.app_id]
+        return sorted(mine, key=lambda c: (iso(c.started_at), c.id), reverse=True)[:1]
 
     async def records_on(self, sha: str) -> list[str]:
         """The records of the App's own sign-off check runs on commit `sha` (one no longer in the PR)."""
@@ -446,7 +565,10 @@ class Gatherer:
     async def _upstream_pull(self, target: UpstreamTarget) -> UpstreamDoc:
         owner, name = target.repo.split("/", 1)
         what = f"{target.repo}#{target.number}"
-        try:
+        listing = self._once(("upstream files", target.repo, target.number), lambda: pages(
+            f"files of {what}", self.gh.rest.pulls.async_list_files, owner, name, target.number))
+        _quiet(listing)  # unread if the pull is not found
+        try:  # the pull and its files at once: only the files' texts wait for the pull's commit
             resp = await call(what, self.gh.rest.pulls.async_get, owner, name, target.number)
         except GitHubError as exc:
             if exc.status == 404:
@@ -460,8 +582,7 @@ class Gatherer:
             raise as_github_error(exc, what) from None
         merged = bool(pull.merged)
         ref = merge_sha if merged and merge_sha else pull.head.sha
-        listed = await pages(f"files of {target.repo}#{target.number}", self.gh.rest.pulls.async_list_files,
-                             owner, name, target.number)
+        listed = await listing
         paths = sorted(f.filename for f in listed if str(f.status) != "removed")
         texts = await asyncio.gather(*(self._contents(p, ref, target.repo) for p in paths))
         return UpstreamDoc(
@@ -478,8 +599,8 @@ class Gatherer:
             if exc.status == 404:
                 return UpstreamDoc(target.url, "page", target.repo, error=target.not_found())
             raise
-        for path in target.paths:
-            text = await self._contents(path, repo.default_branch, target.repo)
+        texts = await asyncio.gather(*(self._contents(p, repo.default_branch, target.repo) for p in target.paths))
+        for path, text in zip(target.paths, texts):  # all at once; the first that exists is the page's
             if text is not None:
                 return UpstreamDoc(target.url, "page", target.repo, files=frozen_map({path: text}))
         return UpstreamDoc(target.url, "page", target.repo,
@@ -515,6 +636,24 @@ class Gatherer:
                 return "none"
             raise
         return str(p.permission)
+
+
+async def _value(value: T) -> T:
+    return value
+
+
+async def _or_none(read: Awaitable[T]) -> T | None:
+    """A guess's read: None when it fails (what it guessed is then read for sure)."""
+    try:
+        return await read
+    except Exception:  # noqa: BLE001 - see the docstring
+        return None
+
+
+def _quiet(read: Awaitable[Any]) -> None:
+    """Let a read ahead fail unobserved: whoever awaits it later meets its error."""
+    future = asyncio.ensure_future(read)
+    future.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
 def _weight(value: Any) -> int:

@@ -17,11 +17,22 @@ One SSL context serves every client: building one costs ~30 ms of CPU.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import importlib
+import weakref
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from functools import cache
+from typing import Any
 
 import httpx
+import jwt
+from cryptography.hazmat.primitives import serialization
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub, TokenAuthStrategy
+from githubkit.auth.app import AppAuth
+from githubkit.cache import MemCacheStrategy
 from githubkit.exception import GitHubException, RateLimitExceeded, RequestFailed, RequestTimeout
 
 from .backoff import RateLimitGate, RetryTransient, wait_seconds
@@ -125,6 +136,9 @@ def client(auth, base_url: str, stats: CallStats | None = None, timeout: httpx.T
         async_event_hooks=hooks,
         trust_env=False,
         ssl_verify=_ssl_context(),
+        # The client's own token and JWT: githubkit's default cache is the process's, keyed without the
+        # server, so a client would take another's token for the same installation id at another server.
+        cache_strategy=MemCacheStrategy(),
     )
 
 
@@ -136,11 +150,106 @@ def app_client(app_id: int | str, private_key: str, base_url: str, stats: CallSt
 def installation_client(app_id: int | str, private_key: str, installation_id: int, base_url: str,
                         stats: CallStats | None = None, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> GitHub:
     """A client acting as the app's installation; githubkit caches the token until shortly before expiry."""
-    return client(AppInstallationAuthStrategy(str(app_id), private_key, installation_id), base_url, stats, timeout)
+    return client(InstallationAuth(str(app_id), private_key, installation_id), base_url, stats, timeout)
+
+
+@dataclass
+class InstallationAuth(AppInstallationAuthStrategy):
+    """githubkit's installation auth, asking for a token once however many requests need one at once
+    (githubkit's own asks once per request until the first answer is cached: a verification's first wave
+    would fetch a token per request)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = \
+            weakref.WeakKeyDictionary()
+        self.signing_key = _signing_key(self.private_key)
+
+    def token_lock(self) -> asyncio.Lock:
+        """This event loop's lock (an asyncio.Lock may serve only one loop; a client may outlive one)."""
+        loop = asyncio.get_running_loop()
+        if loop not in self._locks:
+            self._locks[loop] = asyncio.Lock()
+        return self._locks[loop]
+
+    def get_auth_flow(self, github) -> httpx.Auth:
+        return _OneTokenAuth(self.token_lock, self.signing_key, github, self.app_id, self.private_key, self.client_id,
+                             self.client_secret, self.installation_id, self.repositories, self.repository_ids,
+                             self.permissions)
+
+
+@cache
+def _signing_key(pem: str) -> Any:
+    """The App's private key, parsed once: parsing an RSA key checks it, which costs more CPU (tens of ms) than
+    signing with it; githubkit would parse it for every JWT. None if it does not parse (githubkit then
+    fails on it as it would)."""
+    try:
+        return serialization.load_pem_private_key(pem.encode(), password=None)
+    except (ValueError, TypeError):
+        return None
+
+
+class _OneTokenAuth(AppAuth):
+    def __init__(self, token_lock, signing_key: Any, *args) -> None:
+        super().__init__(*args)
+        self._token_lock = token_lock
+        self._signing_key = signing_key
+
+    def _create_jwt(self) -> str:
+        if self._signing_key is None:
+            return super()._create_jwt()
+        now = datetime.now(timezone.utc) - timedelta(minutes=1)  # githubkit's claims, clock drift allowed
+        return jwt.encode({"iss": self.issuer, "iat": now, "exp": now + timedelta(minutes=10)}, self._signing_key,
+                          algorithm="RS256")
+
+    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        flow = super().async_auth_flow(request)
+        async with self._token_lock():  # held while a token is asked for; a cached one is taken at once
+            step = await flow.__anext__()
+            while step is not request:  # the token request, then the request with the token
+                step = await flow.asend((yield step))
+        while True:
+            response = yield step
+            try:
+                step = await flow.asend(response)
+            except StopAsyncIteration:
+                return
 
 
 def token_client(token: str, base_url: str, stats: CallStats | None = None) -> GitHub:
     return client(TokenAuthStrategy(token), base_url, stats)
+
+
+def write_wave(gh: GitHub) -> contextlib.AbstractAsyncContextManager[None]:
+    """Send the writes made within as one wave, alone among the installation's writes (app/backoff.py)."""
+    gate = gh.config.throttler
+    return gate.wave() if isinstance(gate, RateLimitGate) else contextlib.nullcontext()
+
+
+# githubkit imports a REST namespace, and builds the pydantic models of an answer or a body, on first use:
+# well over 100 ms of CPU in a verification's first waves. `warm_up` does it when the process starts.
+NAMESPACES = ("actions", "apps", "checks", "git", "issues", "pulls", "reactions", "repos", "teams")
+MODELS = (
+    "InstallationToken", "AppInstallationsInstallationIdAccessTokensPostBody", "BasicError", "ValidationError",
+    "ValidationErrorSimple", "PullRequest", "DiffEntry", "Commit", "IssueComment", "PullRequestReview",
+    "PullRequestReviewComment", "BranchWithProtection", "GitTree", "Blob", "ContentFile", "ContentDirectoryItems",
+    "ContentSubmodule", "ContentSymlink", "ReposOwnerRepoCommitsRefCheckRunsGetResponse200", "CheckRun",
+    "WorkflowRun", "ReposOwnerRepoActionsRunsRunIdArtifactsGetResponse200", "TeamMembership",
+    "RepositoryCollaboratorPermission", "FullRepository", "Status", "ReposOwnerRepoStatusesShaPostBody",
+    "ReposOwnerRepoIssuesIssueNumberCommentsPostBody", "ReposOwnerRepoPullsPullNumberReviewsPostBody",
+    "ReposOwnerRepoCheckRunsPostBodyOneof0", "ReposOwnerRepoCheckRunsPostBodyOneof1", "EventsGetResponse503",
+)
+
+
+def warm_up() -> None:
+    """Import what githubkit would import on the first calls of the first client (once per process)."""
+    models = importlib.import_module("githubkit_schemas.latest.models")
+    for name in MODELS:
+        getattr(models, name)
+    gh = GitHub("warm-up")
+    for namespace in NAMESPACES:
+        getattr(gh.rest, namespace)
+    httpx.AsyncHTTPTransport(verify=_ssl_context())  # httpcore, and the one SSL context
 
 
 def app_id_of(gh: GitHub) -> int | None:

@@ -47,7 +47,7 @@ from checks.snapshot import Comment, Snapshot
 
 from .files import decode_text
 from .gather import MAX_COMMITS, Gatherer, as_artifact, as_comment, as_workflow_run
-from .github import CallStats, GitHubError, as_github_error, call, http_timeout, installation_client, pages
+from .github import CallStats, GitHubError, as_github_error, call, http_timeout, installation_client, pages, warm_up
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
 from .settings import Settings
@@ -88,6 +88,7 @@ class Clients:
         self.settings = settings
         self.metrics = metrics
         self._clients: dict[int, GitHub] = {}
+        warm_up()  # at start, not in the first verification
 
     def installation(self, installation_id: int | None) -> GitHub:
         if installation_id is None:
@@ -305,7 +306,7 @@ class JobRunner:
         gatherer = Gatherer(gh, job.repo, self.settings.bot_login)
         done = await gatherer.verify(job.pr, utc_now())
         snap, verdict = done.snapshot, done.verdict
-        publisher = Publisher(gh, job.repo, self.settings.bot_login)
+        publisher = Publisher(gh, job.repo, self.settings.bot_login, gatherer.owned_check_runs)
         if snap.pr.state != "open" or snap.pr.draft:
             await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "SKIPPED")
             return

@@ -23,9 +23,10 @@ class Outcome:
 async def verify(gh: GitHub, repo: str, number: int, now: str, bot_login: str = "signoff-bot[bot]",
                  publish: bool = True) -> Outcome:
     async with gh:  # one HTTP client, keep-alive connections, for the whole verification
-        done = await Gatherer(gh, repo, bot_login).verify(number, now)
+        gatherer = Gatherer(gh, repo, bot_login)
+        done = await gatherer.verify(number, now)
         snap, verdict = done.snapshot, done.verdict
         published = Published()
         if publish:
-            published = await Publisher(gh, repo, bot_login).verdict(snap, verdict)
+            published = await Publisher(gh, repo, bot_login, gatherer.owned_check_runs).verdict(snap, verdict)
     return Outcome(snap, verdict, published)

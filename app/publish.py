@@ -19,15 +19,20 @@ Publishing is idempotent, so a job that is retried or raced publishes once:
   comments, each tagged with a hidden key (path, line, rule) so a
   re-verification never repeats them.
 
-The comment (then the status, which links it), the check run and the review
-do not depend on each other and are published concurrently; the client
-sends their writes one after another, as GitHub asks (app/backoff.py).
+The comment, the commit status, the check run and the review do not depend
+on each other: they go out as one wave (app/backoff.py says why one wave
+and no more), so publishing costs one round trip. The existing comment and
+check run to update are the ones gathered with the snapshot (its comments;
+the check runs the gatherer listed for the head, `listed`), so nothing is
+read first. The status links the verdict comment when there is one already,
+else the PR's conversation, where the comment is being posted.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from githubkit import GitHub
 
@@ -36,7 +41,7 @@ from checks.result import Finding, Severity, Verdict
 from checks.snapshot import Comment, Snapshot
 
 from . import render
-from .github import GitHubError, app_id_of, call, pages
+from .github import GitHubError, app_id_of, call, pages, write_wave
 from .patches import commentable_lines
 
 CHECK_NAME = "codeowner-signoff-verify"
@@ -68,11 +73,16 @@ def finding_key(f: Finding) -> str:
 
 
 class Publisher:
-    def __init__(self, gh: GitHub, repo: str, bot_login: str = "signoff-bot[bot]"):
+    """`listed(sha)`: this App's sign-off check runs on `sha` as already read (app/gather.py
+    `Gatherer.owned_check_runs`), or None to list them here."""
+
+    def __init__(self, gh: GitHub, repo: str, bot_login: str = "signoff-bot[bot]",
+                 listed: Callable[[str], list[Any] | None] | None = None):
         self.gh = gh
         self.repo = repo
         self.owner, self.name = repo.split("/", 1)
         self.bot_login = bot_login
+        self.listed = listed
         app_id = app_id_of(gh)
         self._mine = {} if app_id is None else {"app_id": app_id}  # list filter: this App's check runs only
 
@@ -86,28 +96,29 @@ class Publisher:
         out, review = Published(), Published()
         conclusion = verdict.conclusion
         title = f"Sign-off {verdict.label}" + (f" ({verdict.signer})" if verdict.signer else "")
-
-        async def comment_then_status() -> str:
-            if sticky:
-                await self._sticky_comment(snap, render.comment(verdict), out)
-            return await self._status(snap.pr.head_sha, verdict, out.comment_url)
-
-        (out.check_run_id, written), out.status_state, _ = await asyncio.gather(
-            self._put_check_run(snap.pr.head_sha, CHECK_NAME, conclusion, title, render.summary(verdict),
-                                verdict.findings, summary_lists_findings=True, record=record),
-            comment_then_status(),
-            self.inline_findings(snap, verdict.findings, review),
-        )
+        existing = self._sticky_of(snap)
+        link = (existing.url if existing else snap.pr.url) if sticky else None
+        async with write_wave(self.gh):
+            (out.check_run_id, written), _, out.status_state, _ = await asyncio.gather(
+                self._put_check_run(snap.pr.head_sha, CHECK_NAME, conclusion, title, render.summary(verdict),
+                                    verdict.findings, summary_lists_findings=True, record=record),
+                self._sticky_comment(snap, existing, render.comment(verdict), out) if sticky else _nothing(),
+                self._status(snap.pr.head_sha, verdict, link),
+                self.inline_findings(snap, verdict.findings, review),
+            )
         out.review_id, out.inline_comments = review.review_id, review.inline_comments
         if written:
             out.writes.append(f"check run {CHECK_NAME}: {conclusion}")
         out.writes += [f"commit status {out.status_state}", *review.writes]
         return out
 
-    async def _sticky_comment(self, snap: Snapshot, body: str, out: Published) -> None:
+    def _sticky_of(self, snap: Snapshot) -> Comment | None:
+        """The bot's verdict comment on the PR, found by its hidden marker among the gathered comments."""
+        return next((c for c in self._bot_comments(snap) if render.marker_sha(c.body) is not None), None)
+
+    async def _sticky_comment(self, snap: Snapshot, sticky: Comment | None, body: str, out: Published) -> None:
         rest = self.gh.rest
         number = snap.pr.number
-        sticky = next((c for c in self._bot_comments(snap) if render.marker_sha(c.body) is not None), None)
         if sticky is None:
             resp = await call("create verdict comment", rest.issues.async_create_comment,
                                     self.owner, self.name, number, data={"body": body})
@@ -135,15 +146,15 @@ class Publisher:
         """The bot's conversation comments on the PR, oldest first, as gathered."""
         return [c for c in snap.comments if c.kind == "issue_comment" and c.author.lower() == self.bot_login.lower()]
 
-    async def _status(self, sha: str, verdict: Verdict, comment_url: str | None) -> str:
-        """Set the commit status, linking the verdict comment; returns its state."""
+    async def _status(self, sha: str, verdict: Verdict, link: str | None) -> str:
+        """Set the commit status, linking `link` (the verdict); returns its state."""
         state = verdict.commit_state
         failing = [r for r in verdict.rows if not r.passed]
         description = "Sign-off verified" if verdict.passed else (
             f"Sign-off rejected: {len(failing)} check(s) failed" if verdict.signer else "No CODEOWNER sign-off yet")
         data = {"state": state, "context": CHECK_NAME, "description": description[:140]}
-        if comment_url:
-            data["target_url"] = comment_url
+        if link:
+            data["target_url"] = link
         await call("commit status", self.gh.rest.repos.async_create_commit_status,
                          self.owner, self.name, sha, data=data)
         return state
@@ -165,8 +176,10 @@ class Publisher:
         """(id, whether anything was written). When the summary lists every finding (path, line, rule,
         severity, message), a run that already shows it has the same annotations too and is left alone."""
         rest = self.gh.rest
-        mine = await pages(f"list check runs {name}", rest.checks.async_list_for_ref, self.owner, self.name, sha,
-                           key="check_runs", check_name=name, filter_="latest", **self._mine)
+        mine = self.listed(sha) if self.listed is not None and name == CHECK_NAME else None
+        if mine is None:
+            mine = await pages(f"list check runs {name}", rest.checks.async_list_for_ref, self.owner, self.name,
+                               sha, key="check_runs", check_name=name, filter_="latest", **self._mine)
         annotations = [_annotation(f) for f in findings]
         batches = [annotations[i:i + ANNOTATIONS_PER_REQUEST]
                    for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)] or [[]]
@@ -244,6 +257,10 @@ class Publisher:
                              self.owner, self.name, c.id, data={"body": body})
             marked += 1
         return marked
+
+
+async def _nothing() -> None:
+    return None
 
 
 def _says(run, wanted: dict, annotations: int) -> bool:

@@ -6,7 +6,9 @@ the bot: its peak RSS is the bot's. Here:
 1. a cold verification: a new installation client (the token request counts,
    the HTTP cache is empty) runs `app.pipeline.verify` (gather → evaluate →
    publish) exactly as `signoff-bot replay` does; wall time from the call to
-   the last publish write answered;
+   the last publish write answered. The process has started as `serve` starts
+   (`app.github.warm_up`: githubkit's lazily imported models are loaded), so
+   the figure is a running App's, not a process's first seconds;
 2. a warm re-verification with the same client, nothing changed in the world
    but what the cold run published; the fake's ledger tells how many of its
    requests counted against the rate limit (a 304 does not);
@@ -21,6 +23,10 @@ event hooks): the number of round trips the verification waited for one
 after another, whether a chain is forced by data dependencies or by the code
 awaiting one call before the next. With a fixed latency L per request, wall
 time ≥ depth × L; `wall_s / latency` is printed beside it as a cross-check.
+The chain itself is the critical path (`critical_path`): each request of it
+with when it was sent and answered, and the gap since the answer it waited
+on (the bot's own CPU or awaiting between the two); where several chains are
+as long, the one whose every link waited on the latest answer is shown.
 
     python bench/verification.py '<spec JSON>'    (bench/run.py builds the spec)
 """
@@ -33,6 +39,7 @@ import resource
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +48,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.github import CallStats, installation_client  # noqa: E402
+from app.github import CallStats, installation_client, warm_up  # noqa: E402
 from app.offline import snapshot_from_world  # noqa: E402
 from app.pipeline import verify  # noqa: E402
 from app.replay import REPLAY_APP_ID, throwaway_key  # noqa: E402
@@ -51,12 +58,21 @@ from checks.engine import evaluate  # noqa: E402
 ENGINE_RUNS = 7
 
 
+@dataclass(frozen=True, order=True)
+class Span:
+    """One request as the client saw it: sent at `start`, answered at `end` (perf_counter seconds)."""
+
+    start: float
+    end: float
+    what: str  # "GET /repos/o/r/pulls/1"
+
+
 class TimedStats(CallStats):
-    """CallStats that also keeps each request's (start, response) times for the depth."""
+    """CallStats that also keeps each request's span for the depth and the critical path."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.intervals: list[tuple[float, float]] = []
+        self.spans: list[Span] = []
         self._started: dict[int, float] = {}
 
     async def on_request(self, request: httpx.Request) -> None:
@@ -67,16 +83,40 @@ class TimedStats(CallStats):
         await super().on_response(response)
         start = self._started.pop(id(response.request), None)
         if start is not None:
-            self.intervals.append((start, time.perf_counter()))
+            request = response.request
+            self.spans.append(Span(start, time.perf_counter(), f"{request.method} {request.url.path}"))
 
 
-def depth(intervals: list[tuple[float, float]]) -> int:
-    """The longest chain of intervals each starting at or after the previous one's end."""
-    ordered = sorted(intervals)
-    chain: list[int] = []
-    for start, _end in ordered:
-        chain.append(1 + max((c for c, (_s, e) in zip(chain, ordered) if e <= start), default=0))
-    return max(chain, default=0)
+def critical_path(spans: list[Span]) -> list[Span]:
+    """The longest chain of spans each sent at or after the previous one's answer (ties: the latest answer)."""
+    ordered = sorted(spans)
+    length: list[int] = []
+    previous: list[int | None] = []
+    for span in ordered:
+        before = [j for j, s in enumerate(ordered[:len(length)]) if s.end <= span.start]
+        best = max(before, key=lambda j: (length[j], ordered[j].end), default=None)
+        length.append(1 + (length[best] if best is not None else 0))
+        previous.append(best)
+    if not ordered:
+        return []
+    at: int | None = max(range(len(ordered)), key=lambda i: (length[i], ordered[i].end))
+    chain = []
+    while at is not None:
+        chain.append(ordered[at])
+        at = previous[at]
+    return chain[::-1]
+
+
+def path_report(chain: list[Span], start: float) -> list[dict[str, Any]]:
+    """The critical path as JSON: each request, when it was sent and answered (ms from the verification's
+    start), and how long after the answer it waited on it was sent."""
+    out = []
+    for i, span in enumerate(chain):
+        waited = start if i == 0 else chain[i - 1].end
+        out.append({"request": span.what, "sent_ms": round((span.start - start) * 1000, 1),
+                    "answered_ms": round((span.end - start) * 1000, 1),
+                    "gap_ms": round((span.start - waited) * 1000, 1)})
+    return out
 
 
 def peak_rss_mb() -> float:
@@ -98,14 +138,17 @@ async def timed_verifications(spec: dict[str, Any]) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=spec["url"], trust_env=False) as admin:
         for phase in ("cold", "warm"):
             await fake_stats(admin, reset=True)
-            stats.intervals.clear()
+            stats.spans.clear()
             start = time.perf_counter()
             outcome = await verify(gh, spec["repo"], spec["number"], spec["now"])
-            wall = time.perf_counter() - start
+            end = time.perf_counter()
             counted = await fake_stats(admin)
-            out[phase] = {"wall_s": wall, "requests": counted["requests"], "rate_limited": counted["rate_limited"],
-                          "not_modified": counted["not_modified"], "depth": depth(stats.intervals),
-                          "verdict": outcome.verdict.label}
+            chain = critical_path(stats.spans)
+            out[phase] = {"wall_s": end - start, "requests": counted["requests"],
+                          "rate_limited": counted["rate_limited"], "not_modified": counted["not_modified"],
+                          "depth": len(chain), "verdict": outcome.verdict.label,
+                          "critical_path": path_report(chain, start),
+                          "after_path_ms": round((end - (chain[-1].end if chain else start)) * 1000, 1)}
     return out
 
 
@@ -131,6 +174,7 @@ def snapshot_chars(snap) -> int:
 
 def main() -> int:
     spec = json.loads(sys.argv[1])
+    warm_up()
     idle = peak_rss_mb()
     runs = asyncio.run(timed_verifications(spec))
     peak = peak_rss_mb()
@@ -148,6 +192,8 @@ def main() -> int:
         "warm_requests": warm["requests"],
         "warm_not_modified": warm["not_modified"],
         "warm_depth": warm["depth"],
+        "critical_path": cold["critical_path"],
+        "after_path_ms": cold["after_path_ms"],
         "idle_rss_mb": round(idle, 1),
         "verdict": cold["verdict"],
         "snapshot_chars": chars,

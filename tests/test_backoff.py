@@ -13,7 +13,7 @@ from githubkit.exception import RequestError, RequestFailed, RequestTimeout
 
 from app.backoff import RateLimitGate, RetryTransient, repeatable, wait_seconds
 from app.fake_github import FakeGitHub
-from app.github import GitHubError, as_github_error, token_client
+from app.github import GitHubError, as_github_error, token_client, write_wave
 
 from .conftest import OWN_WORLDS
 
@@ -111,8 +111,9 @@ def test_secondary_limits_without_retry_after_back_off_until_a_call_succeeds() -
 
 
 def test_writes_of_one_client_go_out_one_after_another() -> None:
-    """Reads in parallel, content-creating requests serialized (GitHub's secondary limits punish concurrent
-    writes): in the fake's call log, no two of the client's POSTs overlap in time; its GETs do."""
+    """Reads in parallel, content-creating requests outside a publish's wave serialized (GitHub's secondary
+    limits punish concurrent writes): in the fake's call log, no two of the client's POSTs overlap in time;
+    its GETs do."""
     with FakeGitHub(OWN_WORLDS / "mini") as fake:
         gh = token_client("user:alice", fake.url)
         fake.state.latency_ms = 150
@@ -132,6 +133,37 @@ def test_writes_of_one_client_go_out_one_after_another() -> None:
     posts, gets = spans("POST"), spans("GET")
     assert len(posts) == 3 and all(b[0] >= a[1] for a, b in zip(posts, posts[1:]))
     assert len(gets) == 3 and gets[1][0] < gets[0][1]  # the reads did not wait for each other
+
+
+def test_one_verification_writes_in_one_wave_and_two_never_interleave() -> None:
+    """A publish holds the installation's write lock for its wave (app/backoff.py): the writes of one wave go
+    out together; a second wave, and a lone write, wait until the first wave's last write is answered."""
+    with FakeGitHub(OWN_WORLDS / "mini") as fake:
+        gh = token_client("user:alice", fake.url)
+        fake.state.latency_ms = 150
+
+        def comment(job: str):
+            return gh.rest.issues.async_create_comment("acme", "bench", 7, body=job, headers={"X-Signoff-Bot-Job": job})
+
+        async def wave(job: str) -> None:
+            async with write_wave(gh):
+                await asyncio.gather(*(comment(job) for _ in range(3)))
+
+        async def both() -> None:
+            async with gh:
+                await asyncio.gather(wave("a"), wave("b"), comment("lone"))
+
+        asyncio.run(both())
+        deadline = time.time() + 5
+        while len(log := [c for c in fake.state.ledger.calls if c.method == "POST"]) < 7 and time.time() < deadline:
+            time.sleep(0.05)  # a call is logged just after its answer goes out
+
+    spans = {job: sorted((c.started, c.finished) for c in log if c.job == job) for job in ("a", "b", "lone")}
+    assert [len(spans[j]) for j in ("a", "b", "lone")] == [3, 3, 1]
+    for job in ("a", "b"):  # within a wave, at once
+        assert spans[job][-1][0] < spans[job][0][1]
+    blocks = sorted((s[0][0], max(e for _s, e in s)) for s in spans.values())
+    assert all(later[0] >= earlier[1] for earlier, later in zip(blocks, blocks[1:]))  # never interleaved
 
 
 def test_the_gate_sends_nothing_until_the_reset() -> None:
