@@ -98,8 +98,6 @@ def script_prefix(path: str) -> str:
 # --------------------------------------------------------------------------
 
 CLIENT_FUNCTIONS = frozenset({"run_benchmark_serving", "build_replay_cmd"})
-_DIRECT_CLIENT = re.compile(r"benchmark_serving\.py|\bvllm\s+bench\s+serve\b|sglang\.bench_serving|"
-                            r"vllm\.benchmarks\.serve|\baiperf\s+profile\b|\bgenai-perf\b")
 _CLIENT_MODULE = re.compile(r"^\s*(?:from|import)\s+(?:vllm\.benchmarks\.serve|sglang\.bench_serving|"
                             r"benchmark_serving)\b", re.M)
 _HEREDOC_TARGET = re.compile(r"(?:^|[;&|]\s*)(?:cat|tee)\b[^<>]*?>\s*([^\s<>|;&]+)[^\n]*<<")

@@ -1,4 +1,5 @@
-"""checks/runs.py: what a master entry runs (recipes, the script its launcher picks, what that runs)."""
+"""checks/runs.py: what a master entry runs (recipes, the script its launcher picks); checks/tracing.py: what that
+runs; checks/recipe_index.py: which entries name a recipe."""
 
 from __future__ import annotations
 
