@@ -20,11 +20,6 @@ from .runs import SIZING, PointRun, iter_changed_runs, launchers, points, run_of
 from .tracing import head_reader, reach
 from .yamlload import YamlProblem
 
-# --------------------------------------------------------------------------
-# Which lines the changed configs run
-# --------------------------------------------------------------------------
-
-
 MAX_RUNNING = 12  # entries that run one changed file, followed; beyond it every line of the file counts
 
 

@@ -40,6 +40,7 @@ MAX_REACHED = 24  # scripts one `reach` follows
 
 
 def no_watch(values: list[str | None]) -> bool:
+    """The watch that records no command (one function everywhere: traces are cached by their watch)."""
     return False
 
 
