@@ -67,12 +67,13 @@ from __future__ import annotations
 import posixpath
 import re
 
-from . import runs as resolver
 from .context import Context
 from .result import CheckResult, Finding, Severity, Status
 from .bash import UNKNOWN, Call
-from .specdecode import CLIENT_FUNCTIONS, SpecUnit, client_programs, eval_only_lines, inventory
+from .spec_settings import eval_only_lines
+from .specdecode import CLIENT_FUNCTIONS, SpecUnit, client_programs, inventory
 from .srtslurm import variants
+from .tracing import Reached
 
 NUMBER = 9
 NAME = "spec-decode chat template"
@@ -227,7 +228,7 @@ def _option_value(words: tuple, i: int) -> bool:
     return len(before) == 1 and (before[0] or "").startswith("--") and "=" not in (before[0] or "")
 
 
-def _lib_function(ctx: Context, chain: tuple[resolver.Reached, ...], name: str) -> tuple[str, tuple] | None:
+def _lib_function(ctx: Context, chain: tuple[Reached, ...], name: str) -> tuple[str, tuple] | None:
     """(script, body lines) of function `name` as the chain defines it (its last definition)."""
     found = None
     for x in chain:
@@ -237,7 +238,7 @@ def _lib_function(ctx: Context, chain: tuple[resolver.Reached, ...], name: str) 
     return found
 
 
-def _replay_problem(ctx: Context, chain: tuple[resolver.Reached, ...], path: str, line: int) -> Finding | None:
+def _replay_problem(ctx: Context, chain: tuple[Reached, ...], path: str, line: int) -> Finding | None:
     sourced = [x.path for x in chain if x.how == "source"]
     missing = [x.path for x in chain if x.how == "source" and x.text is None]
     found = _lib_function(ctx, chain, "build_replay_cmd")
@@ -259,7 +260,7 @@ def _replay_problem(ctx: Context, chain: tuple[resolver.Reached, ...], path: str
 
 
 def _chain_problems(ctx: Context, unit: SpecUnit,
-                    chain: tuple[resolver.Reached, ...]) -> tuple[list[Finding], list[str]]:
+                    chain: tuple[Reached, ...]) -> tuple[list[Finding], list[str]]:
     """Findings for the clients a script (or a recipe's benchmark command) reaches, and how it passes."""
     out: list[Finding] = []
     how: list[str] = []

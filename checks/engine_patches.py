@@ -23,7 +23,7 @@ only where a config the PR submits reaches it: an entry it adds or changes,
 or one that runs a script, recipe or launcher it changes (that config runs
 again, with the PR's version). Each such point's launcher, the scripts it
 runs and the libraries they source are run by the interpreter with the
-point's variables (`checks.runs.reached`: framework, model, precision,
+point's variables (`checks.reachability.reached`: framework, model, precision,
 config file, ...), so a branch guarded for another framework is dormant, a
 branch the variables cannot decide is run, and when what a point runs
 cannot be followed every pre-existing site counts (fail closed). A site the
@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import posixpath
 
-from . import runs, waivers
+from . import reachability, waivers
 from .context import Context
 from .evidence import MISSING
 from .patch_sites import Reading, ScriptReader, Site, diff_effect, line_sites, python_file_sites
@@ -198,7 +198,7 @@ def analysis(ctx: Context) -> tuple[list[Site], list[Site], frozenset[str]]:
             touched = any(site.line <= n <= site.end for n in added)
             (introduced if touched else preexisting).append(site)
     if preexisting:
-        reach = runs.reached(ctx, tuple(sorted({s.path for s in preexisting})))
+        reach = reachability.reached(ctx, tuple(sorted({s.path for s in preexisting})))
         missing |= ctx.missing_files()
         if not reach.undecided:
             preexisting = [s for s in preexisting if reach.reaches(s.path, s.line, s.end)

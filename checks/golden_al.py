@@ -75,7 +75,8 @@ from .context import Context
 from .result import CheckResult, Finding, Severity, Status
 from .runs import points
 from .signoff import links
-from .specdecode import Simulation, SpecConfig, SpecUnit, entry_is_agentic, inventory, point_is_spec
+from .spec_settings import Simulation, SpecConfig
+from .specdecode import SpecUnit, entry_is_agentic, inventory, point_is_spec
 from .yamlload import YamlProblem, load
 
 NUMBER = 11

@@ -1,8 +1,9 @@
-"""checks/runs.py: what a master entry runs (recipes, the script its launcher picks, what that runs)."""
+"""checks/runs.py: what a master entry runs (recipes, the script its launcher picks); checks/tracing.py: what that
+runs; checks/recipe_index.py: which entries name a recipe."""
 
 from __future__ import annotations
 
-from checks import runs
+from checks import recipe_index, runs, tracing
 from checks.bash import UNKNOWN
 from tests.builders import HEAD, changed, ctx
 
@@ -52,7 +53,7 @@ def test_points_run_their_recipe_and_eval_recipes_are_not_benchmark_configs():
     assert [(t.path, t.how, t.line) for t in bench.recipes] == [(f"{ROOT}/sglang/qwen3.5/agg.yaml", "CONFIG_FILE", 17)]
     assert bench.scripts == () and bench.problem == ""
     assert evals.targets == () and [t.path for t in evals.eval_recipes] == [f"{ROOT}/sglang/qwen3.5/eval.yaml"]
-    index = runs.recipe_index(c)
+    index = recipe_index.recipe_index(c)
     assert [n.eval_only for n in index[f"{ROOT}/sglang/qwen3.5/eval.yaml"]] == [True]
 
 
@@ -66,15 +67,15 @@ def test_point_env_is_what_the_workflow_gives_the_launcher():
 
 def test_repository_paths_of_container_workspace_and_sibling_paths():
     c = ctx(files=[changed("benchmarks/multi_node/agentic_srt.sh", None, "x\n")])
-    assert runs.repo_paths(c, "/infmax-workspace/benchmarks/multi_node/agentic_srt.sh") == (
+    assert tracing.repo_paths(c, "/infmax-workspace/benchmarks/multi_node/agentic_srt.sh") == (
         "benchmarks/multi_node/agentic_srt.sh",)
-    assert runs.repo_paths(c, "benchmarks/single_node/agentic/../../benchmark_lib.sh") == (
+    assert tracing.repo_paths(c, "benchmarks/single_node/agentic/../../benchmark_lib.sh") == (
         "benchmarks/benchmark_lib.sh",)
-    assert runs.repo_paths(c, f"{UNKNOWN}/bench.sh", "benchmarks/multi_node/amd_utils") == (
+    assert tracing.repo_paths(c, f"{UNKNOWN}/bench.sh", "benchmarks/multi_node/amd_utils") == (
         "benchmarks/multi_node/amd_utils/bench.sh",)
-    assert runs.repo_paths(c, "./submit.sh", "benchmarks/multi_node", f"{UNKNOWN}/benchmarks/multi_node/amd_utils") == (
+    assert tracing.repo_paths(c, "./submit.sh", "benchmarks/multi_node", f"{UNKNOWN}/benchmarks/multi_node/amd_utils") == (
         "benchmarks/multi_node/amd_utils/submit.sh",)
-    assert runs.repo_paths(c, "/usr/bin/python3") == ()
+    assert tracing.repo_paths(c, "/usr/bin/python3") == ()
 
 
 LAUNCHER = """\
@@ -105,7 +106,7 @@ def test_a_point_without_config_file_runs_what_its_launcher_picks_and_that_runs_
     assert (target.path, target.how) == ("benchmarks/multi_node/qwen3.5_fp4_gb300_dynamo-sglang.sh",
                                          "runners/launch_gb300-nv.sh:3")
     watch = lambda values: values[:1] == ["run_benchmark_serving"]  # noqa: E731
-    reached = runs.reach(c, target.path, dict(target.env), watch)
+    reached = tracing.reach(c, target.path, dict(target.env), watch)
     assert [(x.path, x.how) for x in reached] == [
         (target.path, ""), ("benchmarks/benchmark_lib.sh", "source"), ("benchmarks/multi_node/utils/submit.sh", "bash"),
         ("benchmarks/multi_node/utils/job.slurm", "sbatch"), ("benchmarks/multi_node/utils/server.sh", "named")]
@@ -128,8 +129,8 @@ def test_a_launcher_traced_for_a_points_variables_shows_the_branch_it_reaches():
     launcher = 'if [[ "$FRAMEWORK" == "dynamo-sglang" ]]; then\n  git apply fix.patch\nfi\n'
     c = entry_ctx(text, extra_files={HEAD: {"runners/launch_gb300.sh": launcher}})
     run = runs.runs(c, c.changed_entries[0])[0]
-    calls = runs.trace(c, "runners/launch_gb300.sh", run.env, lambda v: v[:1] == ["git"]).calls
+    calls = tracing.trace(c, "runners/launch_gb300.sh", run.env, lambda v: v[:1] == ["git"]).calls
     assert [c_.line for c_ in calls] == [2]
     other = dict(run.env, FRAMEWORK="dynamo-trt")
-    assert runs.trace(c, "runners/launch_gb300.sh", other, lambda v: v[:1] == ["git"]).calls == ()
-    assert runs.trace(c, "runners/missing.sh", run.env) is None
+    assert tracing.trace(c, "runners/launch_gb300.sh", other, lambda v: v[:1] == ["git"]).calls == ()
+    assert tracing.trace(c, "runners/missing.sh", run.env) is None

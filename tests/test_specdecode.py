@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from checks import runs
+from checks import spec_settings
 from checks import specdecode as sd
 from checks.bash import Script
 from checks.yamlload import load
@@ -24,7 +25,7 @@ def test_eval_only_branches():
         "  B=1",
         "fi",
     ])
-    eval_only = sd.eval_only_lines(Script(text))
+    eval_only = spec_settings.eval_only_lines(Script(text))
     flags = {n: n in eval_only for n in range(1, 9)}
     assert flags[2] is True and flags[4] is False and flags[7] is False
 
@@ -41,7 +42,7 @@ def test_script_settings_vllm_json_with_variables_and_eval_branch():
         "fi",
         'vllm serve m --speculative-config "$CFG"',
     ])
-    configs, sims = sd.script_settings(Script(text), "x.sh")
+    configs, sims = spec_settings.script_settings(Script(text), "x.sh")
     assert [(c.line, c.engine, c.method, c.num_tokens, c.eval_only, c.synthetic) for c in configs] == [
         (4, "vllm", "mtp", 3, True, False), (6, "vllm", "mtp", 3, False, True)]
     assert [(s.knob, s.raw, s.line) for s in sims] == [("synthetic_acceptance_length", "2.49", 6)]
@@ -50,7 +51,7 @@ def test_script_settings_vllm_json_with_variables_and_eval_branch():
 def test_script_settings_sglang_flags_and_env():
     text = "export SGLANG_SIMULATE_ACC_LEN=2.99\npython3 -m sglang.launch_server \\\n" \
            "  --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1\n"
-    configs, sims = sd.script_settings(Script(text), "x.sh")
+    configs, sims = spec_settings.script_settings(Script(text), "x.sh")
     assert [(c.engine, c.method, c.num_tokens) for c in configs] == [("sglang", "mtp", 3)]
     assert sims[0].knob == "SGLANG_SIMULATE_ACC_LEN" and sims[0].length == 2.99
 
@@ -58,7 +59,7 @@ def test_script_settings_sglang_flags_and_env():
 def test_eagle3_and_draft_length_from_draft_tokens():
     text = "--speculative-algorithm EAGLE3 --speculative-draft-model-path lmsys/x-eagle3 " \
            "--speculative-num-draft-tokens 5\n"
-    (config,), _ = sd.script_settings(Script(text), "x.sh")
+    (config,), _ = spec_settings.script_settings(Script(text), "x.sh")
     assert (config.method, config.num_tokens) == ("eagle3", 4)
 
 
@@ -72,7 +73,7 @@ def test_trtllm_heredoc_config_and_off_by_one():
         "EOF",
         "trtllm-serve m --extra_llm_api_options extra.yml",
     ])
-    configs, sims = sd.script_settings(Script(text), "x.sh")
+    configs, sims = spec_settings.script_settings(Script(text), "x.sh")
     assert [(c.engine, c.method, c.num_tokens, c.line) for c in configs] == [("trtllm", "mtp", 5, 4)]
     assert sims[0].length == 3.61
 
@@ -88,17 +89,17 @@ def test_recipe_settings():
         "      speculative-algo: EAGLE",
         "      speculative-num-steps: 3",
     ]))
-    configs, sims = sd.recipe_settings(doc, RECIPE)
+    configs, sims = spec_settings.recipe_settings(doc, RECIPE)
     assert [(c.line, c.method, c.num_tokens) for c in configs] == [(7, "mtp", 3)]
     assert [(s.knob, s.raw, s.line) for s in sims] == [("SGLANG_SIMULATE_ACC_LEN", "2.49", 4)]
-    assert sd.recipe_engine(doc) == "sglang"
+    assert spec_settings.recipe_engine(doc) == "sglang"
 
 
 def test_thinking_mode():
-    assert sd.thinking_mode('X=\'{"enable_thinking": false}\'') == "thinking_off"
-    assert sd.thinking_mode('SGLANG_DEFAULT_THINKING: "0"') == "thinking_off"
-    assert sd.thinking_mode('SGLANG_DEFAULT_THINKING: "1"') == "thinking_on"
-    assert sd.thinking_mode("# enable_thinking: false (comment)") == "thinking_on"
+    assert spec_settings.thinking_mode('X=\'{"enable_thinking": false}\'') == "thinking_off"
+    assert spec_settings.thinking_mode('SGLANG_DEFAULT_THINKING: "0"') == "thinking_off"
+    assert spec_settings.thinking_mode('SGLANG_DEFAULT_THINKING: "1"') == "thinking_on"
+    assert spec_settings.thinking_mode("# enable_thinking: false (comment)") == "thinking_on"
 
 
 def test_inventory_of_a_changed_agentic_script():

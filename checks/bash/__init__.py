@@ -23,14 +23,14 @@ How a script is read (`Script(text)`, parsed once and cached by its text):
   `bash -c`, the bodies of `$(...)`): it returns the launches, every command `watch` selects with each
   word's candidate values, and every script it runs (`bash FILE`, `source FILE`, `sbatch FILE`, behind
   `srun`/`nohup`/`exec`...; `commands`) with its PWD and environment. Checks 9 and 11 read benchmark
-  clients and the scripts a launcher runs this way (`checks/runs.py`, `checks/specdecode.py`).
+  clients and the scripts a launcher runs this way (`checks/tracing.py`, `checks/specdecode.py`).
 - As lines (`lines`). `Script.lines` gives every physical line with its code (the comment cut where
   bash cuts it), the heredoc it is the body of (its delimiter, whether it is quoted, whether the body
   is a diff or python), and `expanded`: the code with each variable whose value the script fixes
   substituted. `Script.commands` joins lines into the logical lines bash reads, `Script.assignments`
   lists every variable the script sets, `Script.simple_commands` every command with its words. Checks
   8-11 read scripts this way (`checks/architecture.py`, `checks/chat_template.py`,
-  `checks/engine_patches.py`, `checks/patch_sites.py`, `checks/specdecode.py`).
+  `checks/engine_patches.py`, `checks/patch_sites.py`, `checks/spec_settings.py`, `checks/specdecode.py`).
 
 The two ways look variables up differently on purpose. The interpreter follows the control flow for one
 set of runner variables, because check 3 compares the server args of each search-space point. The line

@@ -26,6 +26,7 @@ from ..context import Context
 from ..evidence import MISSING
 from ..hardware import GPUS_PER_NODE, known_sku
 from ..masterconfig import MasterConfig
+from ..recipe_index import recipe_index
 from ..yamlload import LineDict, LineList, YamlProblem
 
 def as_int(value: Any) -> int | None:
@@ -195,7 +196,7 @@ def _changed_recipes(ctx: Context) -> tuple[Recipe, ...]:
 def _naming(ctx: Context) -> dict[str, tuple[tuple[str, str, bool], ...]]:
     """`entries_naming` of the recipes changed entries name and of the recipes the PR changes: the points
     the rules judge (`linked_points` parses only entries whose recipes exist)."""
-    paths = runs.recipe_index(ctx).named_by_changes() + tuple(r.path for r in changed_recipes(ctx))
+    paths = recipe_index(ctx).named_by_changes() + tuple(r.path for r in changed_recipes(ctx))
     return {path: refs for path in dict.fromkeys(paths) if (refs := entries_naming(ctx, path))}
 
 
@@ -269,7 +270,7 @@ def linked_points(ctx: Context) -> tuple[PointRef, ...]:
 
 def entries_naming(ctx: Context, path: str) -> tuple[tuple[str, str, bool], ...]:
     """(master config path, key, entry changed) of every master entry whose points name recipe `path`."""
-    return tuple((n.config_path, n.key, n.changed) for n in runs.recipe_index(ctx).get(path) if not n.eval_only)
+    return tuple((n.config_path, n.key, n.changed) for n in recipe_index(ctx).get(path) if not n.eval_only)
 
 
 def changelog_diff(ctx: Context) -> changelog.ChangelogDiff | None:
