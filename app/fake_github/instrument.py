@@ -14,6 +14,7 @@ import hashlib
 import json
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -78,16 +79,25 @@ class Instrument:
         delay = self.state.latency_ms + (fault.delay_ms if fault else 0)
         if delay:
             await asyncio.sleep(delay / 1000)
+        logged = False
+
+        def log(status: int) -> None:
+            """Into the call log before the answer goes out: a client holding its answer finds the call there."""
+            nonlocal logged
+            logged = True
+            self.state.ledger.call(method=method, path=path, route=route, status=status, actor=actor,
+                                   started=started, finished=time.time(), job=headers.get("x-signoff-bot-job"))
+
         if fault and fault.drop:
             self.state.ledger.count(route, 0, billable=billable)
+            log(0)
             await _drop(send)
-            status = 0
         elif fault and fault.status:
-            status = await self._fault(fault, route, billable, headers.get("x-github-api-version"), send)
+            await self._fault(fault, route, billable, headers.get("x-github-api-version"), send, log)
         else:
-            status = await self._serve(scope, receive, send, route, billable)
-        self.state.ledger.call(method=method, path=path, route=route, status=status, actor=actor, started=started,
-                               finished=time.time(), job=headers.get("x-signoff-bot-job"))
+            await self._serve(scope, receive, send, route, billable, log)
+        if not logged:  # the route answered nothing
+            log(0)
 
     def _actor(self, headers: Headers) -> str:
         """Who sends the request: a login, "app" for a JWT, "anonymous", or "invalid" credentials."""
@@ -96,25 +106,26 @@ class Instrument:
         except AuthError:
             return "invalid"
 
-    async def _fault(self, fault: Fault, route: str, billable: bool, version: str | None, send: Send) -> int:
+    async def _fault(self, fault: Fault, route: str, billable: bool, version: str | None, send: Send,
+                     log: Callable[[int], None]) -> None:
         status, headers, body = fault.response(self.state.rate_limit)
         used = self.state.ledger.count(route, status, billable=billable)
         raw = json.dumps(body).encode()
         out = {**self._rate_headers(used, version), **headers, "content-type": "application/json; charset=utf-8",
                "content-length": str(len(raw))}
+        log(status)
         await send({"type": "http.response.start", "status": status,
                     "headers": [(k.encode(), v.encode()) for k, v in out.items()]})
         await send({"type": "http.response.body", "body": raw})
-        return status
 
-    async def _serve(self, scope: Scope, receive: Receive, send: Send, route: str, billable: bool) -> int:
-        """Serve the request; returns the status answered (0 if the route answered nothing)."""
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, route: str, billable: bool,
+                     log: Callable[[int], None]) -> None:
+        """Serve the request; `log` gets the status just before the answer is sent."""
         method = scope["method"]
         request_headers = Headers(scope=scope)
         received = bytearray()
         start: dict[str, Any] = {}
         chunks: list[bytes] = []
-        answered = [0]
 
         async def receive_logged() -> Message:
             message = await receive()
@@ -145,7 +156,6 @@ class Instrument:
                     for key in ("content-type", "content-length"):
                         if key in headers:
                             del headers[key]
-            answered[0] = status
             used = self.state.ledger.count(route, status, billable=billable)
             for key, value in self._rate_headers(used, request_headers.get("x-github-api-version")).items():
                 headers[key] = value
@@ -153,11 +163,11 @@ class Instrument:
             # writes are sent one after another).
             if method in WRITE_METHODS and route not in QUERY_ROUTES and 200 <= status < 300:
                 self._record(request_headers, method, scope["path"], route, status, bytes(received), body)
+            log(status)
             await send({**start, "status": status, "headers": headers.raw})
             await send({"type": "http.response.body", "body": body})
 
         await self.app(scope, receive_logged, send_finished)
-        return answered[0]
 
     def _record(self, headers: Headers, method: str, path: str, route: str, status: int, request: bytes,
                 response: bytes) -> None:
