@@ -48,23 +48,24 @@ class State:
         return State(dict(self.vars), set(self.exported), self.alive)
 
 
-class Given(dict):
+class Given:
     """The variables the runner gives, recording each one a run asks about and what it answered. Nothing
     else of the environment reaches a run, so another run of the same script whose variables answer the
     same takes the same path to the same result (`Script` reuses it). A run that goes over every variable
-    (a script it runs is passed them all) depends on all of them: `whole`."""
+    (a script it runs is passed them all) depends on all of them: `whole`. Only asking (`in`, `[]`, `get`)
+    and going over them are offered, so no other read can go unrecorded."""
 
     def __init__(self, values: Mapping[str, str]):
-        super().__init__(values)
+        self._values = dict(values)
         self.asked: dict[str, object] = {}  # name -> its value, or NOT_GIVEN
         self.whole = False
 
-    def __contains__(self, name: object) -> bool:
+    def __contains__(self, name: str) -> bool:
         return self._ask(name) is not NOT_GIVEN
 
     def __getitem__(self, name: str) -> str:
         self._ask(name)
-        return dict.__getitem__(self, name)
+        return self._values[name]
 
     def get(self, name: str, default=None):
         value = self._ask(name)
@@ -72,22 +73,10 @@ class Given(dict):
 
     def __iter__(self):
         self.whole = True
-        return dict.__iter__(self)
+        return iter(self._values)
 
-    def keys(self):
-        self.whole = True
-        return dict.keys(self)
-
-    def items(self):
-        self.whole = True
-        return dict.items(self)
-
-    def values(self):
-        self.whole = True
-        return dict.values(self)
-
-    def _ask(self, name) -> object:
-        value = dict.get(self, name, NOT_GIVEN)
+    def _ask(self, name: str) -> object:
+        value = self._values.get(name, NOT_GIVEN)
         self.asked[name] = value
         return value
 
@@ -96,7 +85,7 @@ class Given(dict):
         return all(env.get(name, NOT_GIVEN) == value for name, value in self.asked.items())
 
 
-def merge(a: State, b: State, known: Mapping[str, str]) -> State:
+def merge(a: State, b: State, known: Given | Mapping[str, str]) -> State:
     """The state after a branch that may or may not have run: each variable keeps every candidate."""
     if not a.alive:
         return b
