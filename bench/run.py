@@ -182,7 +182,8 @@ LEGEND = (
     "evaluate -> publish, from the call to the last write answered; wall/lat: that in units of the latency; "
     "requests: the fake GitHub's count; depth: the longest chain of requests each sent after the previous one's "
     "answer; warm RL: requests of a re-verification with the same client that count against the rate limit; "
-    "engine ms: CPU time of evaluate(), median; peak RSS: the verifying process (max RSS)."
+    "engine ms: CPU time of evaluate(), median, cold (checks' caches emptied); "
+    "peak RSS: the verifying process (max RSS)."
 )
 
 

@@ -15,7 +15,9 @@ the bot: its peak RSS is the bot's. Here:
 3. peak RSS (`ru_maxrss` of this process) after both;
 4. engine CPU: `time.process_time()` around `checks.engine.evaluate` on the
    snapshot `app.offline.snapshot_from_world` builds (median of several runs;
-   `evaluate` builds a fresh Context each time; building the snapshot is not timed).
+   `evaluate` builds a fresh Context each time; building the snapshot is not timed),
+   cold: the process-wide caches of `checks` emptied before each run, as
+   bench/engine.py measures it (`clear_caches`).
 
 Depth is the longest chain of requests in which each one started after the
 previous one's response had arrived (client-side timestamps from httpx's
@@ -54,6 +56,7 @@ from app.pipeline import verify  # noqa: E402
 from app.replay import REPLAY_APP_ID, throwaway_key  # noqa: E402
 from app.world import World  # noqa: E402
 from checks.engine import evaluate  # noqa: E402
+from engine import clear_caches  # noqa: E402  (bench/engine.py, beside this file)
 
 ENGINE_RUNS = 7
 
@@ -153,10 +156,11 @@ async def timed_verifications(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def engine_cpu_ms(world_dir: str) -> tuple[float, int]:
-    """Median CPU time of `evaluate` over ENGINE_RUNS, and the snapshot's size in text characters."""
+    """Median cold CPU time of `evaluate` over ENGINE_RUNS, and the snapshot's size in text characters."""
     snap = snapshot_from_world(World.load(world_dir))
     times = []
     for _ in range(ENGINE_RUNS):
+        clear_caches()
         start = time.process_time()
         evaluate(snap)
         times.append((time.process_time() - start) * 1000)

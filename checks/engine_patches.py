@@ -114,7 +114,7 @@ def _file_sites(ctx: Context, f: ChangedFile) -> Reading:
     if f.path.endswith(".py"):
         return Reading(python_file_sites(f.path, text))
     if _is_shell(f.path, text):
-        return ScriptReader(f.path, ctx.script(text), read).sites()
+        return ScriptReader(f.path, ctx.script(text), read, scripts=ctx.script).sites()
     if f.path.startswith(".github/") and f.path.endswith((".yml", ".yaml")):
         return _workflow_sites(f.path, text, read)
     if _is_dockerfile(f.path):
@@ -181,7 +181,7 @@ def _recipe_sites(ctx: Context, path: str, text: str, read) -> Reading:
         return Reading()
     line = data.line_of("setup_script")
     wrapper = Script(f'bash "{ctx.policy.recipe_root.rstrip("/")}/configs/{data["setup_script"]}"\n')
-    return ScriptReader(path, wrapper, read, offset=line - 1).sites()
+    return ScriptReader(path, wrapper, read, offset=line - 1, scripts=ctx.script).sites()
 
 
 def analysis(ctx: Context) -> tuple[list[Site], list[Site], frozenset[str]]:

@@ -22,10 +22,11 @@ from .yamlload import LineDict, YamlProblem, load
 _TOP_KEY = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-][^:#]*?))\s*:(?:\s|$)""")
 _FIELD = re.compile(r"""^  ([A-Za-z][\w.-]*)\s*:\s*(.*?)\s*$""")
 _COMMENT = re.compile(r"\s+#.*$")
-# Lines that may hold a top-level key or a field (after their "\n"), found by one scan of the text when "\n"
-# is its only line break; else every line is read, as `str.splitlines` cuts them.
+# Lines that may hold a top-level key, and field lines (`_FIELD` after their "\n", the value not yet stripped of
+# blanks: the caller strips it), found by one scan of the text when "\n" is its only line break; else every
+# line is read, as `str.splitlines` cuts them.
 _KEY_LINE = re.compile(r"\n[^ \t#\n\r-][^\n]*")
-_FIELD_LINE = re.compile(r"\n  [A-Za-z][^\n]*")
+_FIELD_LINE = re.compile(r"\n  ([A-Za-z][\w.-]*)[^\S\n]*:[^\S\n]*([^\n]*)")
 _OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
@@ -114,13 +115,12 @@ class MasterConfig:
         if block is None:
             return out
         text = block.text
-        lines = text.splitlines()[1:] if _other_breaks(text) else (
-            found.group()[1:] for found in _FIELD_LINE.finditer(text))
-        for line in lines:
-            m = _FIELD.match(line)
-            if m and m.group(1) not in out:
-                value = _COMMENT.sub("", m.group(2)).strip().strip("'\"")
-                out[m.group(1)] = value
+        found = (m for m in map(_FIELD.match, text.splitlines()[1:]) if m) if _other_breaks(text) else \
+            _FIELD_LINE.finditer(text)
+        for m in found:
+            if m.group(1) not in out:
+                value = m.group(2)
+                out[m.group(1)] = (_COMMENT.sub("", value) if "#" in value else value).strip().strip("'\"")
         self._fields[key] = out
         return out
 

@@ -46,6 +46,7 @@ import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 from . import pycode
 from .scriptpaths import repo_path
@@ -140,10 +141,12 @@ class ScriptReader:
     script runs on a CI runner (a workflow step), not where the engine is installed, so what it pip-installs
     is the runner's, not the pinned image's."""
 
-    def __init__(self, path: str, script: Script, read, depth: int = 0, offset: int = 0, on_runner: bool = False):
+    def __init__(self, path: str, script: Script, read, depth: int = 0, offset: int = 0, on_runner: bool = False,
+                 scripts: Callable[[str], Script] = Script):
         self.path = path
         self.script = script
         self.read = read  # path -> text | None; raises KeyError when the snapshot does not hold it
+        self.scripts = scripts  # text -> its Script: a context's (`Context.script`) shares one reading per text
         self.depth = depth
         self.offset = offset
         self.on_runner = on_runner
@@ -374,7 +377,7 @@ class ScriptReader:
             return [(f"runs {path}, which {effect}", base, False)] if effect else []
         if self.depth >= MAX_DEPTH:
             return [(f"cannot decide: runs {path}, nested too deep to follow", base, True)] if _PATCHY.search(base) else []
-        inner = ScriptReader(path, Script(text), self.read, self.depth + 1).sites()
+        inner = ScriptReader(path, self.scripts(text), self.read, self.depth + 1, scripts=self.scripts).sites()
         self.reading.missing |= inner.missing
         if not inner.sites:
             return []

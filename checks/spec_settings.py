@@ -283,22 +283,20 @@ def _norm_key(key) -> str:
 
 
 def _walk(node, path: tuple = ()) -> Iterator[tuple[tuple, object, int, object]]:
-    """(key path, value, line, parent) of every mapping entry and list item of a parsed YAML document."""
+    """(key path, value, line, parent) of every mapping entry and list item of a parsed YAML document, but
+    what is under a disaggregated recipe's prefill worker (`prefill:`, `prefill_environment:`, ...): its
+    speculative settings are the prefill side's, not the decode side's that serve the tokens."""
     if isinstance(node, dict):
         for key, value in node.items():
             line = node.line_of(key) if isinstance(node, LineDict) else 0
             yield path + (key,), value, line, node
-            yield from _walk(value, path + (key,))
+            if not (isinstance(key, str) and _norm_key(key).startswith("prefill")):
+                yield from _walk(value, path + (key,))
     elif isinstance(node, list):
         for i, value in enumerate(node):
             line = node.line_of(i) if isinstance(node, LineList) else 0
             yield path + (i,), value, line, node
             yield from _walk(value, path + (i,))
-
-
-def _prefill_side(keys: tuple) -> bool:
-    """A key under a disaggregated recipe's prefill worker (`prefill:`, `prefill_environment:`, ...)."""
-    return any(isinstance(k, str) and _norm_key(k).startswith("prefill") for k in keys[:-1])
 
 
 def recipe_settings(doc, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simulation, ...]]:
@@ -308,8 +306,6 @@ def recipe_settings(doc, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simul
     sims: list[Simulation] = []
     seen: set[int] = set()
     for keys, value, line, parent in _walk(doc):
-        if _prefill_side(keys):
-            continue
         key = _norm_key(keys[-1]) if isinstance(keys[-1], str) else ""
         if key.upper() in ("SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE",
                            "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"):

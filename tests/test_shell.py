@@ -196,6 +196,34 @@ def test_trace_follows_branches_for_the_given_variables():
     assert mtp.runs[0].cwd.values == ("\x00/benchmarks/multi_node/amd_utils",)
 
 
+def test_a_run_serves_another_whose_variables_answer_alike_and_file_tests_are_asked_again():
+    """A script traced again with variables it does not read is not run again; one it reads, a file test
+    answered otherwise, or a run that passes every variable on (to a script it runs) is."""
+    text = "\n".join([
+        'if [ "$MODE" = "fast" ]; then F=--fast; else F=--slow; fi',
+        'if [ -f "$CFG" ]; then C=--config; fi',
+        'vllm serve m $F $C',
+    ])
+    script = Script(text)
+    present = {"/cfg": True}
+    exists = present.get
+    watch = lambda values: True  # noqa: E731  (a run is reused for the same watch)
+    first = script.trace({"MODE": "fast", "CFG": "/cfg", "UNREAD": "1"}, watch=watch, exists=exists)
+    again = script.trace({"MODE": "fast", "CFG": "/cfg", "UNREAD": "2"}, watch=watch, exists=exists)
+    assert again is first
+    slow = script.trace({"MODE": "slow", "CFG": "/cfg"}, watch=watch, exists=exists)
+    assert [t.values for t in slow.launches[0].argv] == [("m",), ("--slow",), ("--config",)]
+    present["/cfg"] = False
+    gone = script.trace({"MODE": "fast", "CFG": "/cfg", "UNREAD": "1"}, watch=watch, exists=exists)
+    assert [t.values for t in gone.launches[0].argv] == [("m",), ("--fast",), (None,)]  # C unset: unknown
+    assert script.launches({"MODE": "fast", "UNREAD": "1"}) is script.launches({"MODE": "fast"})
+
+    runs = Script('bash ./next.sh\n')
+    one = runs.trace({"A": "1"}, watch=watch)
+    more = runs.trace({"A": "1", "B": "2"}, watch=watch)
+    assert set(dict(one.runs[0].env)) == {"A"} and set(dict(more.runs[0].env)) == {"A", "B"}
+
+
 def test_trace_is_bounded_on_self_evaluating_strings():
     text = 'X=\'eval "$X"\'\neval "$X"\nY=$(echo $(echo $(echo $(echo $(echo a)))))\n'
     assert Script(text).trace({}, watch=lambda v: True).launches == ()

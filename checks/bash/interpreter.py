@@ -29,6 +29,7 @@ _OUT = "\x00out"  # inside `$(...)`: what its body has printed so far (a variabl
 _IMPURE = "\x00impure"  # set when the body of a `$(...)` ran a command whose output is not known
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})  # builtins taking NAME=value
+NOT_GIVEN = object()  # what `Given` records for a variable the runner does not give
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,44 @@ class State:
         return State(dict(self.vars), set(self.exported), self.alive)
 
 
-def merge(a: State, b: State, known: Mapping[str, str]) -> State:
+class Given:
+    """The variables the runner gives, recording each one a run asks about and what it answered. Nothing
+    else of the environment reaches a run, so another run of the same script whose variables answer the
+    same takes the same path to the same result (`Script` reuses it). A run that goes over every variable
+    (a script it runs is passed them all) depends on all of them: `whole`. Only asking (`in`, `[]`, `get`)
+    and going over them are offered, so no other read can go unrecorded."""
+
+    def __init__(self, values: Mapping[str, str]):
+        self._values = dict(values)
+        self.asked: dict[str, object] = {}  # name -> its value, or NOT_GIVEN
+        self.whole = False
+
+    def __contains__(self, name: str) -> bool:
+        return self._ask(name) is not NOT_GIVEN
+
+    def __getitem__(self, name: str) -> str:
+        self._ask(name)
+        return self._values[name]
+
+    def get(self, name: str, default=None):
+        value = self._ask(name)
+        return default if value is NOT_GIVEN else value
+
+    def __iter__(self):
+        self.whole = True
+        return iter(self._values)
+
+    def _ask(self, name: str) -> object:
+        value = self._values.get(name, NOT_GIVEN)
+        self.asked[name] = value
+        return value
+
+    def answers(self, env: Mapping[str, str]) -> bool:
+        """Whether `env` answers every question this run asked as it was answered."""
+        return all(env.get(name, NOT_GIVEN) == value for name, value in self.asked.items())
+
+
+def merge(a: State, b: State, known: Given | Mapping[str, str]) -> State:
     """The state after a branch that may or may not have run: each variable keeps every candidate."""
     if not a.alive:
         return b
@@ -123,7 +161,7 @@ class Interpreter(Evaluator):
 
     def __init__(self, known: Mapping[str, str], watch: Callable[[list[str | None]], bool] | None = None,
                  exists: Callable[[str], bool | None] | None = None, defaults: bool = False):
-        self.known = dict(known)
+        self.known = Given(known)
         self.exists = exists
         self.defaults = defaults  # `known` is every variable the script is given: `${X:-d}` of another X is d
         self.funcs: dict[str, tuple] = {}
@@ -397,7 +435,7 @@ class Interpreter(Evaluator):
     def _env(self, node: Simple, state: State, fields: list[Token], start: int) -> dict[str, Token]:
         """The variables a command runs with beyond the runner's: exported ones, and its own assignments."""
         env: dict[str, Token] = {}
-        for name in sorted(state.exported - set(self.known)):
+        for name in sorted(n for n in state.exported if n not in self.known):
             binding = state.vars.get(name)
             if binding is not None:
                 env[name] = exported_token(binding)

@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import Callable, Iterator, Mapping
 
 from .builtins import MAX_RESOLVED, PATTERN_OPS
-from .interpreter import DECLARATIONS, Interpreter, Launch, State, Trace, exported_token
+from .interpreter import DECLARATIONS, Given, Interpreter, Launch, State, Trace, exported_token
 from .lines import ShellCommand, ShellLine, logical, physical
 from .reading import read, read_lines, read_whole
 from .syntax import Func, Simple, children, walk
@@ -153,6 +153,7 @@ class Script:
         self._read = read(text, embedded) if len(text) <= MAX_SCRIPT else (
             read_lines(self.raw, True) if embedded else read_whole(self.raw))
         self.statements = self._read.statements
+        self._runs: dict[tuple, list[tuple[Given, dict[str, bool | None], object]]] = {}
 
     # --- as a program ---
     def launches(self, env: Mapping[str, str] | None = None) -> tuple[Launch, ...]:
@@ -161,9 +162,13 @@ class Script:
         Functions the script defines but never calls are run last, so a launch
         wrapped in an uncalled helper is still found.
         """
-        interp = Interpreter(env or {})
+        known = dict(env or {})
+        found = self._reuse(("launches",), known, None)
+        if found is not None:
+            return found
+        interp = Interpreter(known)
         self._run(interp, uncalled=True)
-        return tuple(dict.fromkeys(interp.launches))
+        return self._keep(("launches",), interp, {}, tuple(dict.fromkeys(interp.launches)))
 
     def trace(self, env: Mapping[str, str] | None = None, path: str = "",
               watch: Callable[[list[str | None]], bool] = lambda values: False,
@@ -183,10 +188,21 @@ class Script:
         known = dict(env or {})
         if path:
             known["0"] = path
-        interp = Interpreter(known, watch, exists, defaults)
+        how = ("trace", watch, exists is None, uncalled, defaults)
+        found = self._reuse(how, known, exists)
+        if found is not None:
+            return found
+        tested: dict[str, bool | None] = {}
+
+        def test(target: str) -> bool | None:
+            tested[target] = answer = exists(target)
+            return answer
+
+        interp = Interpreter(known, watch, test if exists is not None else None, defaults)
         self._run(interp, uncalled)
-        return Trace(tuple(dict.fromkeys(interp.launches)), tuple(dict.fromkeys(interp.calls)),
-                     tuple(dict.fromkeys(interp.runs)))
+        return self._keep(how, interp, tested, Trace(tuple(dict.fromkeys(interp.launches)),
+                                                     tuple(dict.fromkeys(interp.calls)),
+                                                     tuple(dict.fromkeys(interp.runs))))
 
     def exports(self) -> tuple[tuple[str, Token], ...]:
         """The variables the script exports (a guide's env block), in the order they were set (by name within
@@ -198,6 +214,21 @@ class Script:
             if binding is not None:
                 out.append((name, exported_token(binding)))
         return tuple(out)
+
+    def _reuse(self, how: tuple, known: Mapping[str, str], exists: Callable[[str], bool | None] | None):
+        """The result of an earlier run (`how`: launches, or trace with its settings) whose every question
+        `known` and `exists` answer as they answered it then; None when there is none. A script is often
+        run again with variables it never reads (a patch script reached from each point of a config)."""
+        for given, tested, result in self._runs.get(how, ()):
+            if given.answers(known) and all(exists(target) == answer for target, answer in tested.items()):
+                return result
+        return None
+
+    def _keep(self, how: tuple, interp: Interpreter, tested: dict[str, bool | None], result):
+        """`result` of `interp`'s run, kept for `_reuse` unless it depends on every variable."""
+        if not interp.known.whole:
+            self._runs.setdefault(how, []).append((interp.known, tested, result))
+        return result
 
     def _run(self, interp: Interpreter, uncalled: bool) -> None:
         state = interp.run(self.statements, State({}, set()))
