@@ -234,6 +234,9 @@ class _Process:
                     request.loop.call_soon_threadsafe(_settle, request.future, ok, value)
                 except RuntimeError:  # the caller's loop has closed
                     pass
+            elif not ok:  # nobody to raise it to
+                log.error("the checks' process could not take a request",
+                          extra={"error": f"{type(value).__name__}: {value}"})
         self._stop()
 
     def _connected(self) -> Connection:
