@@ -158,7 +158,9 @@ def _serve(conn: Connection) -> None:
                 sessions[session] = done = Completion(snap, rules)
                 reply = _round(sessions, session, done)
             elif op == "add":
-                done = sessions[session]
+                done = sessions.get(session)
+                if done is None:  # opened in a process that has died since
+                    raise JudgeLost("the checks' process restarted during the verification; retrying")
                 done.add(arg)
                 reply = _round(sessions, session, done)
             elif op in UNANSWERED:

@@ -100,6 +100,28 @@ def test_a_process_that_dies_is_a_transient_error_and_another_takes_over():
         judge.close()
 
 
+def test_rounds_begun_in_a_process_that_died_are_a_transient_error_in_the_next():
+    judge = Judge(1)
+    try:
+        world = World.load(DEMO_WORLD)
+        repo, pr = world.pull_repo(None)
+
+        async def begun():
+            return await judge.rounds(offline._base_snapshot(world, repo, pr), RULES)
+
+        done = asyncio.run(begun())
+        want = done.wanted()
+        assert want is not None  # the demo world has an evidence round
+        os.kill(judge._processes[0]._process.pid, signal.SIGKILL)
+        with pytest.raises(JudgeLost):  # the first request after the death learns of it
+            asyncio.run(judge.digest(done.snapshot))
+        with pytest.raises(JudgeLost) as lost:  # the next process never saw these rounds
+            asyncio.run(done.add(offline._with_evidence(world, repo, done.snapshot, want)))
+        assert lost.value.transient
+    finally:
+        judge.close()
+
+
 def test_closing_stops_the_process():
     judge = Judge(1)
     _same_as_in_thread(judge, DEMO_WORLD)
