@@ -6,9 +6,9 @@ server's event loop that would hold every delivery's answer until it ends;
 on a loop of its own, the interpreter hands the webhook thread the GIL
 within its switch interval whenever it has work (app/server.py sets it to
 a millisecond), so a delivery waits for a verification's CPU at most that
-long at a time. The
-jobs' blocking store calls run on this loop's own thread pool, apart from
-the server's.
+long at a time, and the checks, the longest stretches of it, run in
+processes of their own (app/judge.py). The jobs' blocking store calls run on
+this loop's own thread pool, apart from the server's.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import asyncio
 import threading
 
 from .jobs import Clients, JobRunner
+from .judge import Judge
 from .scheduling import yield_to_the_event_loop
 from .observability import Metrics
 from .settings import Settings
@@ -31,6 +32,7 @@ class Background:
 
     def __init__(self, settings: Settings, store: Store, clients: Clients, metrics: Metrics, refused: Refused):
         self.settings, self.store, self.clients, self.metrics, self.refused = settings, store, clients, metrics, refused
+        self.judge: Judge | None = None
         self.tasks: list[asyncio.Task] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -38,6 +40,7 @@ class Background:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
+        self.judge = Judge(self.settings.check_processes)
         self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), name="signoff-bot jobs",
                                         daemon=True)
         self._thread.start()
@@ -47,7 +50,7 @@ class Background:
     async def _main(self) -> None:
         yield_to_the_event_loop()  # and so do the threads of this loop's executor, started from here
         self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
-        runner = JobRunner(self.settings, self.store, self.clients, self.metrics)
+        runner = JobRunner(self.settings, self.store, self.clients, self.metrics, self.judge)
         self.tasks = [asyncio.create_task(Worker(self.settings, self.store, runner, self.metrics).run_forever(self._stop))
                       for _ in range(self.settings.workers)]
         self.tasks.append(asyncio.create_task(
@@ -71,3 +74,5 @@ class Background:
         if self._loop is not None and self._thread.is_alive():
             self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join()
+        if self.judge is not None:
+            self.judge.close()

@@ -25,7 +25,8 @@ truncates (over 3,000 files, 250 commits) make the snapshot fail closed.
 
 Gathering runs in rounds: a first snapshot, then the evidence the checks
 found missing (`checks.engine.Completion`), until nothing more is wanted; the
-last round's verdict comes with the snapshot. Nothing of the PR head is
+last round's verdict comes with the snapshot. The checks run where `checks`
+runs them (app/judge.py: a process of its own in the server). Nothing of the PR head is
 executed or checked out.
 
 Two facts come from beyond the REST lists: who last edited each user's
@@ -49,7 +50,6 @@ from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
 from checks import signoff, standing
-from checks.engine import Completion
 from checks.evidence import UpstreamTarget, Wanted
 from checks.policy import CONFIG_PATH, Policy
 from checks.registry import RULES
@@ -71,6 +71,7 @@ from . import artifacts as artifact_zip
 from .edits import LastEdit, last_edits
 from .files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, blob_sha, decode_text
 from .github import GitHubError, app_id_of, as_github_error, call, pages
+from .judge import IN_THREAD, Checks, Rounds
 from .patches import base_from_patch
 from .publish import CHECK_NAME
 
@@ -91,8 +92,9 @@ def iso(value: datetime | None) -> str:
 class Gatherer:
     """Reads one repository through one githubkit client; each read once, blobs by SHA, across calls."""
 
-    def __init__(self, gh: GitHub, repo: str, bot_login: str = "signoff-bot[bot]"):
+    def __init__(self, gh: GitHub, repo: str, bot_login: str = "signoff-bot[bot]", checks: Checks = IN_THREAD):
         self.gh = gh
+        self.checks = checks  # where the evidence rounds' checks run (app/judge.py)
         self.repo = repo
         self.owner, self.name = repo.split("/", 1)
         self.bot_login = bot_login
@@ -209,15 +211,18 @@ class Gatherer:
 
     # --- the snapshot ----------------------------------------------------------
 
-    async def verify(self, number: int, now: str, rules: tuple[Rule, ...] = RULES) -> Completion:
+    async def verify(self, number: int, now: str, rules: tuple[Rule, ...] = RULES) -> Rounds:
         """The PR's snapshot and verdict after the evidence rounds; `rules` limits which rules run and may ask
         for evidence (default: all)."""
+        done: Rounds | None = None
         try:
-            done = Completion(await self._first_round(number, now), rules)
+            done = await self.checks.rounds(await self._first_round(number, now), rules)
             while (want := done.wanted()) is not None:
-                done.add(await self._with_evidence(done.snapshot, want))
+                await done.add(await self._with_evidence(done.snapshot, want))
             return done
         finally:
+            if done is not None:
+                done.close()
             for read in self._reads.values():
                 read.cancel()  # after a failure, reads still running are of no use
 

@@ -23,6 +23,7 @@ import json
 import logging
 from dataclasses import replace
 
+import msgspec
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
@@ -37,6 +38,7 @@ from .webhooks import HANDLED, Unusable, route, signature_ok
 from .worker import Refused
 
 log = logging.getLogger("signoff_bot.server")
+_JSON = msgspec.json.Decoder()
 
 
 def _reply(status: int, **body) -> JSONResponse:
@@ -44,12 +46,13 @@ def _reply(status: int, **body) -> JSONResponse:
 
 
 def parse(raw: bytearray) -> object:
-    """The body's JSON. GitHub sends UTF-8, decoded here strictly: `json.loads` of the bytes decodes with
-    `surrogatepass`, which took a third of the parse's time. Anything else a JSON text may be (UTF-16 or
-    32, a BOM, encoded lone surrogates) goes to `json.loads` of the bytes, as before."""
+    """The body's JSON, as `json.loads` reads it. msgspec reads what GitHub sends (strict UTF-8 JSON) in
+    half the time or less, and gives the same values, integers of any size included
+    (tests/test_webhook_parse.py). What it refuses and `json.loads` may take (UTF-16 or 32, a BOM, lone
+    surrogates, NaN, numbers out of a float's range) goes to `json.loads`, as before."""
     try:
-        return json.loads(raw.decode())
-    except ValueError:
+        return _JSON.decode(raw)
+    except ValueError:  # msgspec.DecodeError is one
         return json.loads(raw)
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import hashlib
 import logging
 import time
 from contextvars import ContextVar
@@ -48,6 +47,7 @@ from checks.snapshot import Comment, Snapshot
 from .files import decode_text
 from .gather import MAX_COMMITS, Gatherer, as_artifact, as_comment, as_workflow_run
 from .github import CallStats, GitHubError, as_github_error, call, http_timeout, installation_client, pages, warm_up
+from .judge import IN_THREAD, Checks
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
 from .settings import Settings
@@ -104,17 +104,13 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def inputs_digest(snap: Snapshot) -> str:
-    """A stable digest of what the verdict was computed from, for the audit trail."""
-    return hashlib.sha256(repr(snap).encode()).hexdigest()
-
-
 @dataclass
 class JobRunner:
     settings: Settings
     store: Store
     clients: Clients
     metrics: Metrics
+    checks: Checks = IN_THREAD  # where a verification's checks run (app/judge.py)
 
     async def run(self, job: Job) -> None:
         handler = getattr(self, f"_{job.kind}", None)
@@ -303,7 +299,7 @@ class JobRunner:
 
     async def _verify(self, job: Job, gh: GitHub) -> None:
         started = time.monotonic()
-        gatherer = Gatherer(gh, job.repo, self.settings.bot_login)
+        gatherer = Gatherer(gh, job.repo, self.settings.bot_login, self.checks)
         done = await gatherer.verify(job.pr, utc_now())
         snap, verdict = done.snapshot, done.verdict
         publisher = Publisher(gh, job.repo, self.settings.bot_login, gatherer.owned_check_runs)
@@ -330,7 +326,7 @@ class JobRunner:
         published = await publisher.verdict(snap, verdict, sticky=sticky, record=await self._record(job, snap))
         decided = await asyncio.to_thread(self.store.record_decision, job, snap.pr.head_sha, verdict.label, content, {
             "delivery": job.payload.get("delivery"), "repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
-            "inputs_digest": inputs_digest(snap), "verdict": verdict.label,
+            "inputs_digest": await self.checks.digest(snap), "verdict": verdict.label,
             "published": _published_record(published, job.payload.get("reason", ""), job.id),
         })
         if not decided:
@@ -414,7 +410,8 @@ class JobRunner:
     # --- lint ----------------------------------------------------------------------------
 
     async def _lint(self, job: Job, gh: GitHub) -> None:
-        done = await Gatherer(gh, job.repo, self.settings.bot_login).verify(job.pr, utc_now(), rules=LINT)
+        done = await Gatherer(gh, job.repo, self.settings.bot_login, self.checks).verify(job.pr, utc_now(),
+                                                                                     rules=LINT)
         snap, findings = done.snapshot, done.verdict.lint_findings
         publisher = Publisher(gh, job.repo, self.settings.bot_login)
         summary = "\n".join(f"- `{f.path}:{f.line}` [{f.rule}] {f.message}" for f in findings) or "No findings."

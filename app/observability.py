@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import sqlite3
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -63,12 +65,53 @@ def exception_summary(exc: BaseException) -> str:
     return text
 
 
+class WrittenApart(logging.StreamHandler):
+    """A stream handler whose records are formatted and written by a thread of its own, together, every
+    `seconds` (WARNING and above at once), instead of by the thread that logs: a webhook's answer waits
+    neither for its log line's JSON nor for the write (a system call, after which the event loop waited for
+    the GIL again while verifications ran). A process killed outright loses at most `seconds` of lines;
+    `flush` writes what is pending (logging does at exit)."""
+
+    def __init__(self, stream=None, seconds: float = 0.05) -> None:
+        super().__init__(stream)
+        self.seconds = seconds
+        self._pending: collections.deque[logging.LogRecord] = collections.deque()
+        self._writing = threading.Lock()  # one flush at a time, so lines keep their order
+        self._wake = threading.Event()
+        threading.Thread(target=self._write_forever, name="log-writer", daemon=True).start()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._pending.append(record)
+        if record.levelno >= logging.WARNING:
+            self._wake.set()
+
+    def flush(self) -> None:
+        with self._writing:
+            lines = []
+            while self._pending:
+                record = self._pending.popleft()
+                try:
+                    lines.append(self.format(record) + self.terminator)
+                except Exception:  # noqa: BLE001 - as logging does: report it, lose only that line
+                    self.handleError(record)
+            if lines:
+                with self.lock:
+                    self.stream.write("".join(lines))
+                    super().flush()
+
+    def _write_forever(self) -> None:
+        while True:
+            self._wake.wait(self.seconds)
+            self._wake.clear()
+            self.flush()
+
+
 def setup_logging(level: str) -> None:
     # A record's caller (a walk up the stack), thread, process and process name: no line shows them, and
     # finding them was most of the cost of the one line every delivery logs.
     logging._srcfile = None
     logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
-    handler = logging.StreamHandler()
+    handler = WrittenApart()
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -27,6 +27,7 @@ class Settings:
     max_unverified_bytes: int = 64 * 1024 * 1024  # bodies held before their signature is checked, all together
     body_seconds: float = 10.0  # for a body to arrive (GitHub gives up on a delivery after 10 s)
     workers: int = 2
+    check_processes: int = 1  # processes the server runs the checks in (app/judge.py)
     lease_seconds: float = 30.0
     reconcile_seconds: float = 600.0
     job_budget_seconds: float = 900.0
@@ -81,6 +82,7 @@ class Settings:
 
         numbers = {}
         for name, field_name, kind in (("SIGNOFF_BOT_WORKERS", "workers", int),
+                                       ("SIGNOFF_BOT_CHECK_PROCESSES", "check_processes", int),
                                        ("SIGNOFF_BOT_LEASE_SECONDS", "lease_seconds", float),
                                        ("SIGNOFF_BOT_RECONCILE_SECONDS", "reconcile_seconds", float),
                                        ("SIGNOFF_BOT_JOB_BUDGET_SECONDS", "job_budget_seconds", float),

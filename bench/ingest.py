@@ -27,8 +27,9 @@ verifications go on during the bare endpoint's turns, so both are measured on
 the machine as the busy App loads it). The generator speaks HTTP/1.1 over asyncio streams rather than through
 httpx, which would cap the rate below what the bare endpoint serves. Its own
 CPU use and the servers' are reported, so a run shows which side was the
-bottleneck. With a closed loop, latency ≈ N / throughput (Little's law): N is
-part of the result.
+bottleneck; a server's CPU is its process's and its descendants' (the busy
+App runs its checks in a process of its own, app/judge.py). With a closed
+loop, latency ≈ N / throughput (Little's law): N is part of the result.
 """
 
 from __future__ import annotations
@@ -283,9 +284,15 @@ async def _connection(port: int, head: str, body: bytes, until: float, latencies
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (all its threads), from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time of a process, all its threads and all its descendants (the bot's checks
+    processes are the bot's), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
+                    for c in (task / "children").read_text().split()]
+    except (FileNotFoundError, ProcessLookupError):  # it has just exited
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") + sum(map(_cpu_seconds, children))
 
 
 @dataclass(frozen=True)

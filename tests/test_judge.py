@@ -1,0 +1,130 @@
+"""The checks in a process of their own (app/judge.py): the same rounds and verdict as in the thread, errors
+that come back as they were raised, and a process that dies costs a retry, not the App."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from app import offline
+from app.judge import IN_THREAD, Checks, Judge, JudgeLost, inputs_digest
+from app.replay import DEMO_WORLD
+from app.world import World
+from checks.registry import LINT, RULES
+from checks.rule import Rule
+
+from .conftest import OWN_WORLDS, shared_worlds
+
+
+@pytest.fixture(scope="module")
+def judge():
+    judge = Judge(1)
+    yield judge
+    judge.close()
+
+
+async def _judged(checks: Checks, world: World, rules=RULES):
+    """The world's PR through `checks`, rounds fetched from the world as `offline.judge_world` does; the
+    rounds that were run, and the digest of the final snapshot."""
+    repo, pr = world.pull_repo(None)
+    done = await checks.rounds(offline._base_snapshot(world, repo, pr), rules)
+    rounds = 0
+    while (want := done.wanted()) is not None:
+        rounds += 1
+        await done.add(offline._with_evidence(world, repo, done.snapshot, want))
+    return done, rounds, await checks.digest(done.snapshot)
+
+
+def _same_as_in_thread(judge: Judge, world_dir: Path, rules=RULES) -> None:
+    world = World.load(world_dir)
+    ref = offline.judge_world(world, rules=rules)
+    done, rounds, digest = asyncio.run(_judged(judge, world, rules))
+    assert done.verdict == ref.verdict and done.snapshot == ref.snapshot
+    assert rounds == ref.rounds and digest == inputs_digest(ref.snapshot)
+    assert sum(p.sessions for p in judge._processes) == 0  # the last round closed the session
+
+
+@pytest.mark.parametrize("world_dir", [DEMO_WORLD, OWN_WORLDS / "mini"], ids=["demo", "mini"])
+def test_the_process_reaches_the_verdict_the_thread_reaches(judge, world_dir):
+    _same_as_in_thread(judge, world_dir)
+    _same_as_in_thread(judge, world_dir, LINT)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("world_dir", shared_worlds() or [pytest.param(None, marks=pytest.mark.skip(
+    reason="../shared/fixtures/worlds not present"))], ids=lambda p: getattr(p, "name", "none"))
+def test_every_shared_world_is_judged_alike_in_the_process(judge, world_dir):
+    _same_as_in_thread(judge, world_dir)
+
+
+def test_in_thread_is_the_engine_itself():
+    world = World.load(DEMO_WORLD)
+    done, rounds, digest = asyncio.run(_judged(IN_THREAD, world))
+    assert done.verdict == offline.judge_world(world).verdict and digest == inputs_digest(done.snapshot)
+
+
+def test_an_error_in_the_checks_comes_back_as_raised_and_the_process_goes_on(judge):
+    async def broken():
+        await judge.rounds(None, RULES)  # the engine reads attributes of the snapshot: AttributeError
+
+    with pytest.raises(AttributeError):
+        asyncio.run(broken())
+    _same_as_in_thread(judge, DEMO_WORLD)
+
+
+def test_a_rule_outside_the_registry_is_refused_before_it_is_sent(judge):
+    stray = Rule("stray", 99, "Stray", RULES[0].severity, lambda ctx: None, "extra")
+    world = World.load(DEMO_WORLD)
+    with pytest.raises(Exception, match="not in checks.registry"):
+        asyncio.run(_judged(judge, world, (stray,)))
+    _same_as_in_thread(judge, DEMO_WORLD)
+
+
+def test_a_process_that_dies_is_a_transient_error_and_another_takes_over():
+    judge = Judge(1)
+    try:
+        _same_as_in_thread(judge, DEMO_WORLD)
+        process = judge._processes[0]._process
+        os.kill(process.pid, signal.SIGKILL)
+        process.join(10)
+        with pytest.raises(JudgeLost) as lost:
+            asyncio.run(_judged(judge, World.load(DEMO_WORLD)))
+        assert lost.value.transient  # the worker retries the job
+        _same_as_in_thread(judge, DEMO_WORLD)
+        assert judge._processes[0]._process.pid != process.pid
+    finally:
+        judge.close()
+
+
+def test_rounds_begun_in_a_process_that_died_are_a_transient_error_in_the_next():
+    judge = Judge(1)
+    try:
+        world = World.load(DEMO_WORLD)
+        repo, pr = world.pull_repo(None)
+
+        async def begun():
+            return await judge.rounds(offline._base_snapshot(world, repo, pr), RULES)
+
+        done = asyncio.run(begun())
+        want = done.wanted()
+        assert want is not None  # the demo world has an evidence round
+        os.kill(judge._processes[0]._process.pid, signal.SIGKILL)
+        with pytest.raises(JudgeLost):  # the first request after the death learns of it
+            asyncio.run(judge.digest(done.snapshot))
+        with pytest.raises(JudgeLost) as lost:  # the next process never saw these rounds
+            asyncio.run(done.add(offline._with_evidence(world, repo, done.snapshot, want)))
+        assert lost.value.transient
+    finally:
+        judge.close()
+
+
+def test_closing_stops_the_process():
+    judge = Judge(1)
+    _same_as_in_thread(judge, DEMO_WORLD)
+    process = judge._processes[0]._process
+    judge.close()
+    assert not process.is_alive()
