@@ -68,6 +68,7 @@ from checks.snapshot import (
 )
 
 from . import artifacts as artifact_zip
+from . import read_ahead
 from .edits import LastEdit, last_edits
 from .files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, blob_sha, decode_text
 from .github import GitHubError, app_id_of, as_github_error, call, pages
@@ -251,11 +252,13 @@ class Gatherer:
         tip_f = self._once("tip", lambda: self._tip(pull.base.ref))
         policy_f = self._once("policy", lambda: self._policy(pull.base.ref, tip_f))
         self._check_runs(head_sha)
+        policy_files_f = self._once("policy files", lambda: self._policy_files(policy_f, base_tree_f, head_tree_f))
+        self._once("read ahead", lambda: self._read_ahead(conversation_f, policy_f, policy_files_f))
         (files, changed), (tip_sha, policy_texts, master_base, master_head), (commit_shas, check_runs,
                                                                               workflow_runs), \
             (conversation, edits) = await asyncio.gather(
                 self._changed_files(files_f, base_tree_f, head_tree_f),
-                self._policy_files(policy_f, base_tree_f, head_tree_f),
+                policy_files_f,
                 self._runs(commits_f, head_sha, policy_f),
                 conversation_f,
             )
@@ -446,6 +449,22 @@ class Gatherer:
             for a in artifacts:
                 if a.name.startswith(prefixes):
                     _quiet(self._artifact(run_id, a))
+
+    async def _read_ahead(self, conversation_f: Awaitable, policy_f: Awaitable[tuple[str, dict, Policy]],
+                          policy_files_f: Awaitable) -> None:
+        """Read what the first evidence round will most likely ask for (app/read_ahead.py) as soon as what
+        names it is in: the upstream recipes once the conversation and the policy are, the sign-off author's
+        team memberships once CODEOWNERS is. Only a head start, like `_prefetch_artifacts`."""
+        try:
+            ((conversation, _edits), (_tip, _tree, policy)) = await asyncio.gather(conversation_f, policy_f)
+            sign = read_ahead.find_signoff((c for c, _node in conversation), policy, self.bot_login)
+            for target in read_ahead.upstream(sign):
+                _quiet(self._upstream(target))
+            _tip_sha, policy_texts, _base, _head = await policy_files_f
+        except Exception:  # noqa: BLE001 - see the docstring
+            return
+        for team, login in read_ahead.memberships(sign, policy, policy_texts):
+            _quiet(self._membership(team, login))
 
     def owned_check_runs(self, sha: str) -> list | None:
         """This App's `codeowner-signoff-verify` runs on `sha` as listed while gathering, newest first, as
