@@ -12,8 +12,8 @@ behind the check runs and the artifact lists of the green ones; then their
 eval and benchmark artifacts (a download, then its redirect). The last are
 read ahead of the evidence round that asks for them (`_prefetch_artifacts`),
 and so are the sign-off author's team memberships and the upstream recipes
-the sign-off links (`_read_ahead`, app/read_ahead.py); the rules run in a
-thread meanwhile. Pagination is followed everywhere. Every read is made once per
+the sign-off links (`_read_ahead`, app/read_ahead.py); the checks run off
+the event loop meanwhile (app/judge.py). Pagination is followed everywhere. Every read is made once per
 gatherer, even when asked for again meanwhile or in a later round; blobs
 are read by SHA. The base text of a modified file is rebuilt from its head
 text and GitHub's patch when that reproduces the base blob's SHA, which
