@@ -10,8 +10,10 @@ name beside it, the check runs of each commit) and, once the comments are
 in, who last edited them; then the blobs of those trees, the workflow runs
 behind the check runs and the artifact lists of the green ones; then their
 eval and benchmark artifacts (a download, then its redirect). The last are
-read ahead of the evidence round that asks for them (`_prefetch_artifacts`).
-Pagination is followed everywhere. Every read is made once per
+read ahead of the evidence round that asks for them (`_prefetch_artifacts`),
+and so are the sign-off author's team memberships and the upstream recipes
+the sign-off links (`_read_ahead`, app/read_ahead.py); the checks run off
+the event loop meanwhile (app/judge.py). Pagination is followed everywhere. Every read is made once per
 gatherer, even when asked for again meanwhile or in a later round; blobs
 are read by SHA. The base text of a modified file is rebuilt from its head
 text and GitHub's patch when that reproduces the base blob's SHA, which
@@ -43,13 +45,12 @@ import asyncio
 import base64
 import re
 from dataclasses import replace
-from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable, Hashable, TypeVar
 
 from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
-from checks import signoff, standing
+from checks import signoff
 from checks.evidence import UpstreamTarget, Wanted
 from checks.policy import CONFIG_PATH, Policy
 from checks.registry import RULES
@@ -68,9 +69,11 @@ from checks.snapshot import (
 )
 
 from . import artifacts as artifact_zip
+from . import read_ahead
 from .edits import LastEdit, last_edits
 from .files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, blob_sha, decode_text
 from .github import GitHubError, app_id_of, as_github_error, call, pages
+from .github_objects import as_artifact, as_check_run, as_comment, as_workflow_run, iso
 from .judge import IN_THREAD, Checks, Rounds
 from .patches import base_from_patch
 from .publish import CHECK_NAME
@@ -78,15 +81,8 @@ from .publish import CHECK_NAME
 MAX_FILES = 3000
 MAX_COMMITS = 250
 PER_PAGE = 100
-_RUN_ID = re.compile(r"/actions/runs/(\d+)")
 _SHA = re.compile(r"[0-9a-f]{40}")
 T = TypeVar("T")
-
-
-def iso(value: datetime | None) -> str:
-    if value is None:
-        return ""
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Gatherer:
@@ -251,11 +247,13 @@ class Gatherer:
         tip_f = self._once("tip", lambda: self._tip(pull.base.ref))
         policy_f = self._once("policy", lambda: self._policy(pull.base.ref, tip_f))
         self._check_runs(head_sha)
+        policy_files_f = self._once("policy files", lambda: self._policy_files(policy_f, base_tree_f, head_tree_f))
+        self._once("read ahead", lambda: self._read_ahead(conversation_f, policy_f, policy_files_f))
         (files, changed), (tip_sha, policy_texts, master_base, master_head), (commit_shas, check_runs,
                                                                               workflow_runs), \
             (conversation, edits) = await asyncio.gather(
                 self._changed_files(files_f, base_tree_f, head_tree_f),
-                self._policy_files(policy_f, base_tree_f, head_tree_f),
+                policy_files_f,
                 self._runs(commits_f, head_sha, policy_f),
                 conversation_f,
             )
@@ -417,7 +415,7 @@ class Gatherer:
         the runs behind green check runs are read meanwhile (`_prefetch_artifacts`)."""
         commit_shas = [c.sha for c in await commits_f] or [head_sha]
         run_lists = await asyncio.gather(*(self._check_runs(sha) for sha in commit_shas))
-        check_runs = sorted((_check_run(c, self.app_id) for runs in run_lists for c in runs),
+        check_runs = sorted((as_check_run(c, self.app_id) for runs in run_lists for c in runs),
                             key=lambda c: (c.head_sha, c.name, c.id))
         run_ids = sorted({c.run_id for c in check_runs if c.run_id is not None})
         green = sorted({c.run_id for c in check_runs if c.run_id is not None and c.conclusion == "success"})
@@ -447,6 +445,22 @@ class Gatherer:
                 if a.name.startswith(prefixes):
                     _quiet(self._artifact(run_id, a))
 
+    async def _read_ahead(self, conversation_f: Awaitable, policy_f: Awaitable[tuple[str, dict, Policy]],
+                          policy_files_f: Awaitable) -> None:
+        """Read what the first evidence round will most likely ask for (app/read_ahead.py) as soon as what
+        names it is in: the upstream recipes once the conversation and the policy are, the sign-off author's
+        team memberships once CODEOWNERS is. Only a head start, like `_prefetch_artifacts`."""
+        try:
+            ((conversation, _edits), (_tip, _tree, policy)) = await asyncio.gather(conversation_f, policy_f)
+            sign = read_ahead.find_signoff((c for c, _node in conversation), policy, self.bot_login)
+            for target in read_ahead.upstream(sign):
+                _quiet(self._upstream(target))
+            _tip_sha, policy_texts, _base, _head = await policy_files_f
+        except Exception:  # noqa: BLE001 - see the docstring
+            return
+        for team, login in read_ahead.memberships(sign, policy, policy_texts):
+            _quiet(self._membership(team, login))
+
     def owned_check_runs(self, sha: str) -> list | None:
         """This App's `codeowner-signoff-verify` runs on `sha` as listed while gathering, newest first, as
         GitHub's `filter=latest` lists them (app/publish.py updates the first); None if `sha`'s were not read."""
@@ -468,7 +482,7 @@ class Gatherer:
             if exc.status in (404, 422):  # a commit GitHub no longer knows
                 return []
             raise
-        return [r.record for r in (_check_run(c, self.app_id) for c in runs) if r.record]
+        return [r.record for r in (as_check_run(c, self.app_id) for c in runs) if r.record]
 
     async def _workflow_run(self, run_id: int) -> WorkflowRun | None:
         """The run's record, without its artifacts; None when GitHub does not know it."""
@@ -668,38 +682,3 @@ def _weight(value: Any) -> int:
     if isinstance(value, tuple):  # a blob: (text, why not)
         return 64 + sum(len(v) for v in value if isinstance(v, str))
     return 64 + len(value or "")
-
-
-def _check_run(c, app_id: int | None) -> CheckRun:
-    m = _RUN_ID.search(c.details_url or "")
-    own = app_id is not None and c.app is not None and c.app.id == app_id and c.name == CHECK_NAME
-    return CheckRun(
-        id=c.id, name=c.name, head_sha=c.head_sha, status=str(c.status), conclusion=c.conclusion,
-        run_id=int(m.group(1)) if m else None, started_at=iso(c.started_at), completed_at=iso(c.completed_at),
-        url=c.details_url or c.html_url or "", record=standing.recorded(c.output.summary or "") if own else "",
-    )
-
-
-def as_workflow_run(run) -> WorkflowRun:
-    """GitHub's workflow run record, without its artifacts."""
-    return WorkflowRun(
-        id=run.id, name=run.name or "", path=run.path, event=run.event, head_sha=run.head_sha,
-        status=str(run.status or ""), conclusion=run.conclusion, run_attempt=int(run.run_attempt or 1),
-        pull_requests=tuple(p.number for p in run.pull_requests or ()), url=run.html_url,
-    )
-
-
-def as_artifact(a) -> Artifact:
-    return Artifact(a.id, a.name, bool(a.expired), int(a.size_in_bytes or 0))
-
-
-def as_comment(c, kind: str, created: datetime | None) -> Comment:
-    user = c.user
-    login = user.login if user else "ghost"
-    return Comment(
-        id=c.id, kind=kind, author=login, author_association=str(c.author_association), body=c.body or "",
-        created_at=iso(created), url=c.html_url, author_is_bot=bool(user and str(user.type) == "Bot"),
-        updated_at=iso(getattr(c, "updated_at", None) or created),
-        path=getattr(c, "path", None), line=getattr(c, "line", None), commit_id=getattr(c, "commit_id", None),
-        review_state=str(c.state) if kind == "review" else None,
-    )

@@ -241,6 +241,9 @@ MODELS = (
 )
 
 
+ASYNC_IO = ("anyio._backends._asyncio", "anyio.streams.tls", "concurrent.futures.thread")
+
+
 def warm_up() -> None:
     """Import what githubkit would import on the first calls of the first client (once per process)."""
     models = importlib.import_module("githubkit_schemas.latest.models")
@@ -250,6 +253,8 @@ def warm_up() -> None:
     for namespace in NAMESPACES:
         getattr(gh.rest, namespace)
     httpx.AsyncHTTPTransport(verify=_ssl_context())  # httpcore, and the one SSL context
+    for module in ASYNC_IO:  # what httpcore imports on its first connection (~40 ms)
+        importlib.import_module(module)
 
 
 def app_id_of(gh: GitHub) -> int | None:

@@ -16,8 +16,8 @@ locks), started at once and again after it dies; it exits when its pipe to
 the server closes, so a server killed with SIGKILL leaves no process behind.
 A request it could not answer because it died is a transient `JudgeLost`:
 the job is retried. An exception a rule raised goes back to the job as it
-would have been raised in the thread. `InThread`, the default, is the
-caller's thread (the CLI, the backtest, the tests).
+would have been raised in the thread. `InThread`, the default (the CLI, the
+backtest, the tests), is one thread beside the caller's event loop.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import pickle
 import queue
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
@@ -120,17 +121,26 @@ class _LocalRounds:
         return self.done.wanted()
 
     async def add(self, snap: Snapshot) -> None:
-        self.done.add(snap)
+        await asyncio.get_running_loop().run_in_executor(BESIDE_THE_LOOP, self.done.add, snap)
 
     def close(self) -> None:
         pass
 
 
+# The thread `InThread` judges in, one snapshot at a time, as the event loop itself did: the rules share state
+# that is not theirs to lock (checks/bash's one tree-sitter parser calls back into Python while it parses,
+# where another thread could take the GIL and start a parse of its own on it).
+BESIDE_THE_LOOP = ThreadPoolExecutor(max_workers=1, thread_name_prefix="checks")
+
+
 class InThread:
-    """The checks on the caller's thread."""
+    """The checks in the process's one checks thread: off the event loop, so that the reads still in flight
+    while a snapshot is judged (read ahead, downloads and their redirects) are answered and followed
+    meanwhile, not after."""
 
     async def rounds(self, snap: Snapshot, rules: Sequence[Rule]) -> Rounds:
-        return _LocalRounds(Completion(snap, rules))
+        return _LocalRounds(await asyncio.get_running_loop().run_in_executor(BESIDE_THE_LOOP, Completion, snap,
+                                                                             rules))
 
     async def digest(self, snap: Snapshot) -> str:
         return inputs_digest(snap)

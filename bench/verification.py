@@ -36,6 +36,7 @@ as long, the one whose every link waited on the latest answer is shown.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import resource
 import statistics
@@ -54,6 +55,7 @@ from app.github import CallStats, installation_client, warm_up  # noqa: E402
 from app.offline import snapshot_from_world  # noqa: E402
 from app.pipeline import verify  # noqa: E402
 from app.replay import REPLAY_APP_ID, throwaway_key  # noqa: E402
+from app.server import GC_THRESHOLDS, SWITCH_SECONDS  # noqa: E402
 from app.world import World  # noqa: E402
 from checks.engine import evaluate  # noqa: E402
 from engine import clear_caches  # noqa: E402  (bench/engine.py, beside this file)
@@ -176,9 +178,18 @@ def snapshot_chars(snap) -> int:
     return sum(len(t) for t in texts)
 
 
+def start_as_serve_does() -> None:
+    """The interpreter as `serve` runs it (app/server.py's lifespan), and githubkit's models loaded."""
+    warm_up()
+    sys.setswitchinterval(SWITCH_SECONDS)
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 def main() -> int:
     spec = json.loads(sys.argv[1])
-    warm_up()
+    start_as_serve_does()
     idle = peak_rss_mb()
     runs = asyncio.run(timed_verifications(spec))
     peak = peak_rss_mb()

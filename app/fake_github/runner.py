@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+import httpx
 import uvicorn
 
 from app.world import World
@@ -59,6 +60,15 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def warm_up(app: Any, url: str) -> None:
+    """Do before the first request what it would otherwise wait for: the state's hashing and diffing
+    (`GitHubState.warm`), and FastAPI's building of its routes, which it does on the first request that
+    walks them (one to no route walks them all; an admin path, so nothing counts it). GitHub answers a
+    request in the same time however many came before it: so does the fake, from its first one."""
+    app.state.github.warm()
+    httpx.get(f"{url}/_fake/warm-up", timeout=START_TIMEOUT, trust_env=False)
+
+
 def _url(sock: socket.socket) -> str:
     return f"http://127.0.0.1:{sock.getsockname()[1]}"
 
@@ -86,6 +96,7 @@ class FakeGitHub:
             if not self._thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("the fake GitHub server did not start")
             time.sleep(0.01)
+        warm_up(self.app, self.url)
         return self
 
     def stop(self) -> None:
@@ -134,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sock, storage = _bind("127.0.0.1", args.port), _bind("127.0.0.1", 0)
     app = create_app(args.worlds, args.webhook_url, args.webhook_secret, latency_ms=args.latency_ms,
                      app_id=args.app_id, storage_url=_url(storage))
+    app.state.github.warm()
     print(_url(sock), flush=True)
     _server(app).run(sockets=[sock, storage])
     return 0

@@ -115,6 +115,16 @@ class RepoState:
             self._diffs[key] = diff_trees(self.commits[base].files if base else {}, self.commits[head].files)
         return self._diffs[key]
 
+    def warm(self) -> None:
+        """Hash every commit and diff every pull request now, as GitHub has long done before anyone asks:
+        done on the first read instead, it would slow that read, and every other read of its wave, by the
+        time the hashing takes."""
+        for c in self.commits.values():
+            self.git.root(c)
+        for pr in self.pulls.values():
+            if pr["head"]["sha"] in self.commits and pr["base"]["sha"] in self.commits:
+                self.diff(pr["base"]["sha"], pr["head"]["sha"])
+
     def comments_on(self, number: int) -> list[dict[str, Any]]:
         return _ordered(c for c in self.issue_comments.values() if c["number"] == number)
 
@@ -196,6 +206,11 @@ class GitHubState:
     @property
     def bot_login(self) -> str:
         return f"{self.app_slug}[bot]"
+
+    def warm(self) -> None:
+        """Compute now what the first reads would otherwise compute (`RepoState.warm`)."""
+        for repo in self.repos.values():
+            repo.warm()
 
     def repo(self, owner: str, name: str) -> RepoState | None:
         return self.repos.get(f"{owner}/{name}".lower())

@@ -52,7 +52,7 @@ def _artifact(r: RepoState, artifact_id: int) -> ArtifactRef:
 
 
 @router.get("/repos/{owner}/{repo}/actions/runs")
-def list_runs(ctx: C, owner: str, repo: str):
+async def list_runs(ctx: C, owner: str, repo: str):
     r = repo_of(ctx, owner, repo)
     q = ctx.request.query_params
     runs = list(r.workflow_runs.values())
@@ -66,13 +66,13 @@ def list_runs(ctx: C, owner: str, repo: str):
 
 
 @router.get("/repos/{owner}/{repo}/actions/runs/{run_id:int}")
-def get_run(ctx: C, owner: str, repo: str, run_id: int):
+async def get_run(ctx: C, owner: str, repo: str, run_id: int):
     r = repo_of(ctx, owner, repo)
     return respond(workflow_run(ctx.site, r, _run(r, run_id)))
 
 
 @router.get("/repos/{owner}/{repo}/actions/runs/{run_id:int}/artifacts")
-def list_run_artifacts(ctx: C, owner: str, repo: str, run_id: int):
+async def list_run_artifacts(ctx: C, owner: str, repo: str, run_id: int):
     r = repo_of(ctx, owner, repo)
     run = _run(r, run_id)
     refs = [r.artifacts[int(a["id"])] for a in run.get("artifacts") or []]
@@ -82,13 +82,13 @@ def list_run_artifacts(ctx: C, owner: str, repo: str, run_id: int):
 
 
 @router.get("/repos/{owner}/{repo}/actions/artifacts/{artifact_id:int}")
-def get_artifact(ctx: C, owner: str, repo: str, artifact_id: int):
+async def get_artifact(ctx: C, owner: str, repo: str, artifact_id: int):
     r = repo_of(ctx, owner, repo)
     return respond(artifact(ctx.site, r, _artifact(r, artifact_id)))
 
 
 @router.get("/repos/{owner}/{repo}/actions/artifacts/{artifact_id:int}/{archive_format}")
-def download_artifact(ctx: C, owner: str, repo: str, artifact_id: int, archive_format: str):
+async def download_artifact(ctx: C, owner: str, repo: str, artifact_id: int, archive_format: str):
     r = repo_of(ctx, owner, repo)
     ref = _artifact(r, artifact_id)
     if archive_format != "zip":
@@ -104,7 +104,7 @@ def download_artifact(ctx: C, owner: str, repo: str, artifact_id: int, archive_f
 
 
 @router.get(DOWNLOAD_PATH + "{token}")
-def download(request: Request, token: str):
+async def download(request: Request, token: str):
     """The storage host: the signed URL is the only credential it accepts."""
     if "authorization" in request.headers:
         raise GitHubError(400, "Only one auth mechanism allowed: this URL is signed; do not send an "

@@ -27,7 +27,7 @@ MAX_ANNOTATIONS = 50
 
 
 @router.get("/repos/{owner}/{repo}/commits/{ref:path}/check-runs")
-def list_for_ref(ctx: C, owner: str, repo: str, ref: str):
+async def list_for_ref(ctx: C, owner: str, repo: str, ref: str):
     r = repo_of(ctx, owner, repo)
     c = r.commit(ref)
     if c is None:
@@ -57,13 +57,13 @@ def _check_run(r: RepoState, check_run_id: int) -> dict[str, Any]:
 
 
 @router.get("/repos/{owner}/{repo}/check-runs/{check_run_id:int}")
-def get_check_run(ctx: C, owner: str, repo: str, check_run_id: int):
+async def get_check_run(ctx: C, owner: str, repo: str, check_run_id: int):
     r = repo_of(ctx, owner, repo)
     return respond(check_run(ctx.site, r, _check_run(r, check_run_id)))
 
 
 @router.get("/repos/{owner}/{repo}/check-runs/{check_run_id:int}/annotations")
-def list_annotations(ctx: C, owner: str, repo: str, check_run_id: int):
+async def list_annotations(ctx: C, owner: str, repo: str, check_run_id: int):
     r = repo_of(ctx, owner, repo)
     _check_run(r, check_run_id)
     return listing(ctx, r.annotations.get(check_run_id, []), lambda a: a)

@@ -56,8 +56,9 @@ class Ctx:
     actor: Actor
 
 
-def context(request: Request) -> Ctx:
-    """The request's context; a JWT is accepted only on the app routes, as GitHub does."""
+async def context(request: Request) -> Ctx:
+    """The request's context; a JWT is accepted only on the app routes, as GitHub does. A coroutine, though
+    it awaits nothing: FastAPI would run a plain function in its thread pool, a thread handoff per request."""
     state: GitHubState = request.app.state.github
     try:
         actor = resolve(state, request.headers.get("authorization"))

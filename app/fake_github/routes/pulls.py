@@ -56,7 +56,7 @@ def _head_label(r: RepoState, pr: dict[str, Any]) -> str:
 
 
 @router.get("/repos/{owner}/{repo}/pulls")
-def list_pulls(ctx: C, owner: str, repo: str):
+async def list_pulls(ctx: C, owner: str, repo: str):
     r = repo_of(ctx, owner, repo)
     q = ctx.request.query_params
     state = q.get("state", "open")
@@ -70,7 +70,7 @@ def list_pulls(ctx: C, owner: str, repo: str):
 
 
 @router.get("/repos/{owner}/{repo}/pulls/comments")
-def list_repo_review_comments(ctx: C, owner: str, repo: str):
+async def list_repo_review_comments(ctx: C, owner: str, repo: str):
     r = repo_of(ctx, owner, repo)
     return listing(ctx, r.review_comments_on(None), lambda c: review_comment(ctx.site, r, c))
 
@@ -83,7 +83,7 @@ def _review_comment(r: RepoState, comment_id: int) -> dict[str, Any]:
 
 
 @router.get("/repos/{owner}/{repo}/pulls/comments/{comment_id:int}")
-def get_review_comment(ctx: C, owner: str, repo: str, comment_id: int):
+async def get_review_comment(ctx: C, owner: str, repo: str, comment_id: int):
     r = repo_of(ctx, owner, repo)
     return respond(review_comment(ctx.site, r, _review_comment(r, comment_id)))
 
@@ -101,13 +101,13 @@ async def update_review_comment(ctx: C, owner: str, repo: str, comment_id: int):
 
 
 @router.get("/repos/{owner}/{repo}/pulls/{number:int}")
-def get_pull(ctx: C, owner: str, repo: str, number: int):
+async def get_pull(ctx: C, owner: str, repo: str, number: int):
     r = repo_of(ctx, owner, repo)
     return respond(pull(ctx.site, r, pull_of(r, number)))
 
 
 @router.get("/repos/{owner}/{repo}/pulls/{number:int}/files")
-def list_files(ctx: C, owner: str, repo: str, number: int):
+async def list_files(ctx: C, owner: str, repo: str, number: int):
     r = repo_of(ctx, owner, repo)
     pr = pull_of(r, number)
     head = pr["head"]["sha"]
@@ -116,7 +116,7 @@ def list_files(ctx: C, owner: str, repo: str, number: int):
 
 
 @router.get("/repos/{owner}/{repo}/pulls/{number:int}/commits")
-def list_commits(ctx: C, owner: str, repo: str, number: int):
+async def list_commits(ctx: C, owner: str, repo: str, number: int):
     r = repo_of(ctx, owner, repo)
     pr = pull_of(r, number)
     shas = [s for s in pr.get("commits") or [pr["head"]["sha"]] if s in r.commits][:MAX_COMMITS]
@@ -124,14 +124,14 @@ def list_commits(ctx: C, owner: str, repo: str, number: int):
 
 
 @router.get("/repos/{owner}/{repo}/pulls/{number:int}/reviews")
-def list_reviews(ctx: C, owner: str, repo: str, number: int):
+async def list_reviews(ctx: C, owner: str, repo: str, number: int):
     r = repo_of(ctx, owner, repo)
     pull_of(r, number)
     return listing(ctx, r.reviews_on(number), lambda x: review(ctx.site, r, x))
 
 
 @router.get("/repos/{owner}/{repo}/pulls/{number:int}/reviews/{review_id:int}")
-def get_review(ctx: C, owner: str, repo: str, number: int, review_id: int):
+async def get_review(ctx: C, owner: str, repo: str, number: int, review_id: int):
     r = repo_of(ctx, owner, repo)
     found = r.reviews.get(review_id)
     if found is None or found["number"] != number:
@@ -214,7 +214,7 @@ async def create_review(ctx: C, owner: str, repo: str, number: int):
 
 
 @router.get("/repos/{owner}/{repo}/pulls/{number:int}/comments")
-def list_review_comments(ctx: C, owner: str, repo: str, number: int):
+async def list_review_comments(ctx: C, owner: str, repo: str, number: int):
     r = repo_of(ctx, owner, repo)
     pull_of(r, number)
     return listing(ctx, r.review_comments_on(number), lambda c: review_comment(ctx.site, r, c))
@@ -240,13 +240,13 @@ async def create_review_comment(ctx: C, owner: str, repo: str, number: int):
 
 
 @router.get("/repos/{owner}/{repo}/issues/{number:int}")
-def get_issue(ctx: C, owner: str, repo: str, number: int):
+async def get_issue(ctx: C, owner: str, repo: str, number: int):
     r = repo_of(ctx, owner, repo)
     return respond(issue(ctx.site, r, pull_of(r, number)))
 
 
 @router.get("/repos/{owner}/{repo}/issues/comments/{comment_id:int}")
-def get_comment(ctx: C, owner: str, repo: str, comment_id: int):
+async def get_comment(ctx: C, owner: str, repo: str, comment_id: int):
     r = repo_of(ctx, owner, repo)
     return respond(issue_comment(ctx.site, r, _issue_comment(r, comment_id)))
 
@@ -270,7 +270,7 @@ async def update_comment(ctx: C, owner: str, repo: str, comment_id: int):
 
 
 @router.delete("/repos/{owner}/{repo}/issues/comments/{comment_id:int}")
-def delete_comment(ctx: C, owner: str, repo: str, comment_id: int):
+async def delete_comment(ctx: C, owner: str, repo: str, comment_id: int):
     r = repo_of(ctx, owner, repo)
     c = _issue_comment(r, comment_id)
     may_edit(ctx, r, c["user"])
@@ -280,7 +280,7 @@ def delete_comment(ctx: C, owner: str, repo: str, comment_id: int):
 
 
 @router.get("/repos/{owner}/{repo}/issues/{number:int}/comments")
-def list_comments(ctx: C, owner: str, repo: str, number: int):
+async def list_comments(ctx: C, owner: str, repo: str, number: int):
     r = repo_of(ctx, owner, repo)
     pull_of(r, number)
     since = ctx.request.query_params.get("since")
@@ -312,7 +312,7 @@ def _reaction_subject(r: RepoState, kind: str, comment_id: int) -> tuple[str, in
 
 
 @router.get("/repos/{owner}/{repo}/{kind:str}/comments/{comment_id:int}/reactions")
-def list_reactions(ctx: C, owner: str, repo: str, kind: str, comment_id: int):
+async def list_reactions(ctx: C, owner: str, repo: str, kind: str, comment_id: int):
     r = repo_of(ctx, owner, repo)
     if kind not in ("issues", "pulls"):
         raise not_found()

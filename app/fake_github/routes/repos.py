@@ -43,18 +43,18 @@ def _index_all(repo: RepoState) -> None:
 
 
 @router.get("/repos/{owner}/{repo}")
-def get_repo(ctx: C, owner: str, repo: str):
+async def get_repo(ctx: C, owner: str, repo: str):
     return respond(repository(ctx.site, repo_of(ctx, owner, repo)))
 
 
 @router.get("/repos/{owner}/{repo}/branches")
-def list_branches(ctx: C, owner: str, repo: str):
+async def list_branches(ctx: C, owner: str, repo: str):
     r = repo_of(ctx, owner, repo)
     return listing(ctx, sorted(r.branches.items()), lambda b: short_branch(ctx.site, r, b[0], b[1]))
 
 
 @router.get("/repos/{owner}/{repo}/branches/{name:path}")
-def get_branch(ctx: C, owner: str, repo: str, name: str):
+async def get_branch(ctx: C, owner: str, repo: str, name: str):
     r = repo_of(ctx, owner, repo)
     if name not in r.branches:
         raise GitHubError(404, "Branch not found")
@@ -63,7 +63,7 @@ def get_branch(ctx: C, owner: str, repo: str, name: str):
 
 @router.get("/repos/{owner}/{repo}/git/ref/{ref:path}")
 @router.get("/repos/{owner}/{repo}/git/refs/{ref:path}")
-def get_ref(ctx: C, owner: str, repo: str, ref: str):
+async def get_ref(ctx: C, owner: str, repo: str, ref: str):
     r = repo_of(ctx, owner, repo)
     name = ref.removeprefix("heads/") if ref.startswith("heads/") else None
     if name is None or name not in r.branches:
@@ -72,14 +72,14 @@ def get_ref(ctx: C, owner: str, repo: str, ref: str):
 
 
 @router.get("/repos/{owner}/{repo}/git/matching-refs/{ref:path}")
-def matching_refs(ctx: C, owner: str, repo: str, ref: str):
+async def matching_refs(ctx: C, owner: str, repo: str, ref: str):
     r = repo_of(ctx, owner, repo)
     refs = sorted((b, sha) for b, sha in r.branches.items() if f"heads/{b}".startswith(ref))
     return listing(ctx, refs, lambda b: git_ref(ctx.site, r, b[0], b[1]))
 
 
 @router.get("/repos/{owner}/{repo}/git/commits/{sha}")
-def get_git_commit(ctx: C, owner: str, repo: str, sha: str):
+async def get_git_commit(ctx: C, owner: str, repo: str, sha: str):
     r = repo_of(ctx, owner, repo)
     if sha not in r.commits:
         raise not_found()
@@ -87,7 +87,7 @@ def get_git_commit(ctx: C, owner: str, repo: str, sha: str):
 
 
 @router.get("/repos/{owner}/{repo}/commits/{ref:path}/statuses")
-def list_statuses(ctx: C, owner: str, repo: str, ref: str):
+async def list_statuses(ctx: C, owner: str, repo: str, ref: str):
     r = repo_of(ctx, owner, repo)
     sha = _commit_at(r, ref).sha
     newest_first = [s for s in reversed(r.statuses) if s["sha"] == sha]
@@ -95,7 +95,7 @@ def list_statuses(ctx: C, owner: str, repo: str, ref: str):
 
 
 @router.get("/repos/{owner}/{repo}/commits/{ref:path}/status")
-def combined(ctx: C, owner: str, repo: str, ref: str):
+async def combined(ctx: C, owner: str, repo: str, ref: str):
     r = repo_of(ctx, owner, repo)
     sha = _commit_at(r, ref).sha
     return respond(combined_status(ctx.site, r, sha, [s for s in r.statuses if s["sha"] == sha]))
@@ -120,14 +120,14 @@ async def create_status(ctx: C, owner: str, repo: str, sha: str):
 
 
 @router.get("/repos/{owner}/{repo}/commits/{ref:path}")
-def get_commit(ctx: C, owner: str, repo: str, ref: str):
+async def get_commit(ctx: C, owner: str, repo: str, ref: str):
     r = repo_of(ctx, owner, repo)
     return respond(commit(ctx.site, r, _commit_at(r, ref), with_files=True))
 
 
 @router.get("/repos/{owner}/{repo}/contents")
 @router.get("/repos/{owner}/{repo}/contents/{path:path}")
-def get_contents(ctx: C, owner: str, repo: str, path: str = ""):
+async def get_contents(ctx: C, owner: str, repo: str, path: str = ""):
     r = repo_of(ctx, owner, repo)
     ref = ctx.request.query_params.get("ref") or r.default_branch
     c = _commit_at(r, ref)
@@ -147,7 +147,7 @@ def get_contents(ctx: C, owner: str, repo: str, path: str = ""):
 
 
 @router.get("/repos/{owner}/{repo}/git/trees/{sha:path}")
-def get_tree(ctx: C, owner: str, repo: str, sha: str):
+async def get_tree(ctx: C, owner: str, repo: str, sha: str):
     r = repo_of(ctx, owner, repo)
     c = r.commit(sha)
     tree = r.git.root(c) if c is not None else sha
@@ -163,7 +163,7 @@ def get_tree(ctx: C, owner: str, repo: str, sha: str):
 
 
 @router.get("/repos/{owner}/{repo}/git/blobs/{sha}")
-def get_blob(ctx: C, owner: str, repo: str, sha: str):
+async def get_blob(ctx: C, owner: str, repo: str, sha: str):
     r = repo_of(ctx, owner, repo)
     if sha not in r.git.blobs:
         _index_all(r)
