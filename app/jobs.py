@@ -45,8 +45,9 @@ from checks.registry import LINT
 from checks.snapshot import Comment, Snapshot
 
 from .files import decode_text
-from .gather import MAX_COMMITS, Gatherer, as_artifact, as_comment, as_workflow_run
+from .gather import MAX_COMMITS, Gatherer
 from .github import CallStats, GitHubError, as_github_error, call, http_timeout, installation_client, pages, warm_up
+from .github_objects import as_artifact, as_comment, as_workflow_run
 from .judge import IN_THREAD, Checks
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
