@@ -12,7 +12,7 @@ behind the check runs and the artifact lists of the green ones; then their
 eval and benchmark artifacts (a download, then its redirect). The last are
 read ahead of the evidence round that asks for them (`_prefetch_artifacts`),
 and so are the sign-off author's team memberships and the upstream recipes
-the sign-off links (`_read_ahead`, app/read_ahead.py); the checks run off
+the sign-off links (`_read_ahead`; checks/anticipated.py names them); the checks run off
 the event loop meanwhile (app/judge.py). Pagination is followed everywhere. Every read is made once per
 gatherer, even when asked for again meanwhile or in a later round; blobs
 are read by SHA. The base text of a modified file is rebuilt from its head
@@ -50,7 +50,7 @@ from typing import Any, Awaitable, Callable, Hashable, TypeVar
 from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
-from checks import signoff
+from checks import anticipated, signoff
 from checks.evidence import UpstreamTarget, Wanted
 from checks.policy import CONFIG_PATH, Policy
 from checks.registry import RULES
@@ -69,7 +69,6 @@ from checks.snapshot import (
 )
 
 from . import artifacts as artifact_zip
-from . import read_ahead
 from .edits import LastEdit, last_edits
 from .files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, blob_sha, decode_text
 from .github import GitHubError, app_id_of, as_github_error, call, pages
@@ -447,18 +446,18 @@ class Gatherer:
 
     async def _read_ahead(self, conversation_f: Awaitable, policy_f: Awaitable[tuple[str, dict, Policy]],
                           policy_files_f: Awaitable) -> None:
-        """Read what the first evidence round will most likely ask for (app/read_ahead.py) as soon as what
+        """Read what the first evidence round will most likely ask for (checks/anticipated.py) as soon as what
         names it is in: the upstream recipes once the conversation and the policy are, the sign-off author's
         team memberships once CODEOWNERS is. Only a head start, like `_prefetch_artifacts`."""
         try:
             ((conversation, _edits), (_tip, _tree, policy)) = await asyncio.gather(conversation_f, policy_f)
-            sign = read_ahead.find_signoff((c for c, _node in conversation), policy, self.bot_login)
-            for target in read_ahead.upstream(sign):
+            sign = anticipated.find_signoff((c for c, _node in conversation), policy, self.bot_login)
+            for target in anticipated.upstream(sign):
                 _quiet(self._upstream(target))
             _tip_sha, policy_texts, _base, _head = await policy_files_f
         except Exception:  # noqa: BLE001 - see the docstring
             return
-        for team, login in read_ahead.memberships(sign, policy, policy_texts):
+        for team, login in anticipated.memberships(sign, policy, policy_texts):
             _quiet(self._membership(team, login))
 
     def owned_check_runs(self, sha: str) -> list | None:

@@ -1,13 +1,13 @@
-"""Which evidence the first evidence round will most likely ask for, named as soon as the first reads are in.
+"""The evidence the first evidence round will most likely ask for, named by the checks that will ask.
 
 The evidence round starts only once the first snapshot is complete and judged, a round trip or two after
 the conversation and the policy files are in; the reads it then makes are the last in a verification's
 chain of round trips. Two of them are known from those first reads already, by the checks' own readers:
 whether the sign-off's author is in the teams CODEOWNERS names (check 0 asks for the teams owning the
 changed paths, or for all of them), and the upstream recipes its additional detail section links (the
-recipe-link check reads each). app/gather.py reads them ahead; the round then shares those reads. A guess
-that the round does not make costs its requests, nothing else: what the snapshot holds is what the round
-asked for.
+recipe-link check reads each). The checks name them here, next to the readers that decide them, so a
+fetcher (app/gather.py) can read them ahead; the round then shares those reads. A guess that the round
+does not make costs its requests, nothing else: what the snapshot holds is what the round asked for.
 """
 
 from __future__ import annotations
