@@ -13,6 +13,7 @@ _DOCKER_FLAGS = frozenset({"--rm", "--privileged", "--init", "-d", "--detach", "
                            "--interactive", "--tty", "--read-only", "--no-healthcheck", "-P", "--publish-all",
                            "--sig-proxy"})
 _DURATION = re.compile(r"[\d.]+[smhd]?")
+_PYTHON = re.compile(r"python[\d.]*")
 
 
 def _docker_run(values: list[str | None], i: int) -> int | None:
@@ -62,6 +63,13 @@ def run_at(values: list[str | None]) -> tuple[str, int] | None:
     return None
 
 
+def may_launch(command: str | None) -> bool:
+    """Whether a command line whose first field is `command` can be a launch (`launch_at` finds none
+    otherwise: it looks past wrappers only, and a launch starts with `vllm`, `sglang` or a python)."""
+    name = command.rsplit("/", 1)[-1] if command else ""
+    return name in _WRAPPERS or name in ("vllm", "sglang") or _PYTHON.fullmatch(name) is not None
+
+
 def launch_at(values: list[str | None]) -> tuple[str, int, int] | None:
     """(engine, index where the command starts, index after its signature) in argv; None if no launch."""
     i = 0
@@ -75,7 +83,7 @@ def launch_at(values: list[str | None]) -> tuple[str, int, int] | None:
         return "vllm", i, i + 2
     if head[:2] == ["sglang", "serve"]:
         return "sglang", i, i + 2
-    if len(head) == 3 and re.fullmatch(r"python[\d.]*", head[0]) and head[1] == "-m":
+    if len(head) == 3 and _PYTHON.fullmatch(head[0]) and head[1] == "-m":
         module = values[i + 2] or ""
         if module == "sglang.launch_server":
             return "sglang", i, i + 3

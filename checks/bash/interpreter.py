@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from .builtins import UNKNOWN, decided, pure_output, test
-from .commands import launch_at, run_at
+from .commands import launch_at, may_launch, run_at
 from .reading import statements
 from .syntax import AndOr, Case, Func, Group, If, Loop, Not, Simple
 from .tree import MAX_SCRIPT
@@ -30,6 +30,7 @@ _IMPURE = "\x00impure"  # set when the body of a `$(...)` ran a command whose ou
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})  # builtins taking NAME=value
 NOT_GIVEN = object()  # what `Given` records for a variable the runner does not give
+_BUILTINS = DECLARATIONS | {"unset", "exit", "return", "true", ":", "false", "[", "test", "[["}  # `simple` runs these
 
 
 @dataclass(frozen=True)
@@ -338,8 +339,15 @@ class Interpreter(Evaluator):
     def simple(self, node: Simple, state: State) -> tuple[bool | None, State]:
         self.current = node.line
         split = not (node.words and node.words[0].unquoted_literal == "[[")
-        fields: list[Token] = []
-        for w in node.words:
+        fields: list[Token] = self.expand(state, node.words[0], split=split) if node.words else []
+        if fields and not self.tracing:
+            command = fields[0].first
+            if command in DECLARATIONS:  # `declare` reads the words themselves
+                return True, self.declare(node, state, command)
+            if command not in _BUILTINS and command not in self.funcs and not may_launch(command):
+                return None, state  # the rest of its words change nothing (expanding a word has no effect
+                # when not tracing, and what it asks of the runner's variables is not asked)
+        for w in node.words[1:]:
             fields.extend(self.expand(state, w, split=split))
         values = [t.first for t in fields]
         command = values[0] if values else None
