@@ -17,7 +17,6 @@ from .tree import Source
 
 MAX_NESTING = 16  # `${...}` inside `${...}`: deeper arguments are not read (the value is unknown)
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _LENGTH = re.compile(r"#([A-Za-z_][A-Za-z0-9_]*)(?:\[([@*])\])?")
 _BRACED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|\d+|[@*#?$!-])(?:\[([^\]]*)\])?")
@@ -58,7 +57,11 @@ class Word(NamedTuple):
     @property
     def unquoted_literal(self) -> str | None:
         """The word's text when it is plain unquoted text (command names, options, operators in `[[ ]]`)."""
-        if all(p.kind == "lit" and not p.quoted for p in self.parts):
+        parts = self.parts
+        if len(parts) == 1:  # most words
+            p = parts[0]
+            return p.text if p.kind == "lit" and not p.quoted else None
+        if all(p.kind == "lit" and not p.quoted for p in parts):
             return "".join(p.text for p in self.parts)
         return None
 
@@ -131,7 +134,8 @@ def is_arithmetic(src: Source, node: Node) -> bool:
 
 
 def is_name(text: str) -> bool:
-    return _NAME.fullmatch(text) is not None
+    """A shell variable name: `[A-Za-z_][A-Za-z0-9_]*` (an ASCII identifier is exactly that)."""
+    return text.isascii() and text.isidentifier()
 
 
 def delimiter(text: str) -> tuple[str, bool]:
