@@ -295,8 +295,15 @@ class Builder:
     def _piece(self, node: Node, out: list[_Piece], depth: int) -> None:
         kind = node.type
         start, end = node.start_byte, node.end_byte
-        if kind == "word" and _BLANKS.search(self.src.raw, start, end):
-            self._uncovered(start, end, out)  # tree-sitter-bash reads `} }` as one word
+        if kind == "word":
+            text = self.src.text(start, end)
+            if "\\" not in text and " " not in text and "\t" not in text:  # most words: plain text
+                line = self.src.line(start)
+                self._add(out, _Piece("word", line, start, end, Word((Part("lit", text),) if text else (), line)))
+            elif _BLANKS.search(self.src.raw, start, end):
+                self._uncovered(start, end, out)  # tree-sitter-bash reads `} }` as one word
+            else:
+                self._add(out, _Piece("word", self.src.line(start), start, end, self.words.word(node)))
         elif kind in WORD_NODES:
             self._add(out, _Piece("word", self.src.line(start), start, end, self.words.word(node)))
         elif kind == "command_name":
