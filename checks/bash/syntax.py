@@ -271,10 +271,12 @@ class Builder:
     def _pieces(self, node: Node, out: list[_Piece], depth: int) -> None:
         """The pieces of a command-like node, in the order written, with any text no node covers."""
         at = node.start_byte
+        raw = self.src.raw
         split: Node | None = None  # `<<<` after a redirection: tree-sitter-bash reads an ERROR `<<`, then `<`
         for child in node.children:
-            if child.start_byte > at:
-                self._uncovered(at, child.start_byte, out)
+            begin = child.start_byte
+            if begin > at and (begin - at > 1 or raw[at] not in _BLANK_BYTES):  # (most gaps: one blank)
+                self._uncovered(at, begin, out)
             if split is not None and child.type == "file_redirect" and child.start_byte == split.end_byte:
                 self._redirect(child, out, depth, "<<")
             else:
@@ -286,7 +288,9 @@ class Builder:
                     continue
                 self._piece(child, out, depth)
             split = None
-            at = max(at, child.end_byte)
+            end = child.end_byte
+            if end > at:
+                at = end
         if split is not None:
             self._piece(split, out, depth)
         if node.end_byte > at:
