@@ -298,7 +298,8 @@ class Interpreter(Evaluator):
             return self.run(body, state)
         if status is False:
             return self.if_(rest, orelse, state)
-        return merge(self.run(body, state.copy()), self.if_(rest, orelse, state.copy()), self.known)
+        # undecided: the body runs on a copy, the rest on `state` itself (as when decided; no one reads it after)
+        return merge(self.run(body, state.copy()), self.if_(rest, orelse, state), self.known)
 
     def case(self, node: Case, state: State) -> State:
         subject = self.expand(state, node.word, split=False)

@@ -296,6 +296,8 @@ class Script:
 
     def text_of(self, parts: tuple[Part, ...]) -> str:
         """A word's text: variables the script fixes substituted, anything else as written."""
+        if len(parts) == 1 and parts[0].kind == "lit":  # most words
+            return parts[0].text
         out = []
         for p in parts:
             if p.kind == "lit":

@@ -157,6 +157,9 @@ class Builder:
         if depth > MAX_DEPTH or kind in _SKIP or not node.is_named:
             return []
         if kind == "command":  # the most common: a simple command, from its leaves
+            plain = self._plain(node) if depth < MAX_DEPTH else None
+            if plain is not None:
+                return [plain]
             pieces: list[_Piece] = []
             self._pieces(node, pieces, depth + 1)
             return self._assemble(pieces)
@@ -183,6 +186,11 @@ class Builder:
             return [Group(self._body(node, depth))]
         if kind == "function_definition":
             return [self._function(node, depth)]
+        if kind == "variable_assignment":  # `NAME=value` alone: what `_assemble` makes of its one piece
+            piece = self._assignment(node, self.src.line(node.start_byte))
+            if piece.kind == "assign":
+                return [Simple(piece.line, ((piece.name, piece.append, piece.word, piece.items),), ())]
+            return [Simple(piece.line, (), (piece.word,))]
         pieces: list[_Piece] = []
         self._piece(node, pieces, depth)
         return self._assemble(pieces)
@@ -268,6 +276,39 @@ class Builder:
                     self.src.line(node.start_byte), self.src.line(last.start_byte))
 
     # --- simple commands, from their leaves ---
+    def _plain(self, node: Node) -> Simple | None:
+        """A command of words alone (`mkdir -p "$DIR"`), each after one blank, its name a word alone: the
+        `Simple` the pieces would make (no assignment, redirection or operator; no word that continues
+        another or holds a blank or a backslash); None for any other command."""
+        raw = self.src.raw
+        words: list[Word] = []
+        at = node.start_byte
+        for child in node.children:
+            begin, end = child.start_byte, child.end_byte
+            if (begin != at) if not words else (begin != at + 1 or raw[at] not in _BLANK_BYTES):
+                return None  # (words with nothing between them are one word: `_add` joins them)
+            kind = child.type
+            if kind == "command_name":
+                if words or child.child_count != 1:
+                    return None
+                child = child.children[0]
+                if child.start_byte != begin or child.end_byte != end:
+                    return None
+                kind = child.type
+            if kind == "word":
+                text = self.src.text(begin, end)
+                if "\\" in text or " " in text or "\t" in text:
+                    return None
+                words.append(Word((Part("lit", text),) if text else (), self.src.line(begin)))
+            elif kind in WORD_NODES:
+                words.append(self.words.word(child))
+            else:
+                return None
+            at = end
+        if not words or at != node.end_byte:
+            return None
+        return Simple(self.src.line(node.start_byte), (), tuple(words))
+
     def _pieces(self, node: Node, out: list[_Piece], depth: int) -> None:
         """The pieces of a command-like node, in the order written, with any text no node covers."""
         at = node.start_byte
