@@ -290,15 +290,19 @@ def _ends(src: Source, nodes: dict[str, list[Node]], docs: tuple[Doc, ...], comm
     starts, ends = _merged(spans)
     terminators = {d.last for d in docs if d.closed}
     raw = src.raw
+    lines = src.starts
     out = set()
-    for n in range(1, len(src.starts)):
-        at = src.starts[n] - 1  # the newline that ends line n
-        k = bisect.bisect_right(starts, at) - 1
-        if k >= 0 and at < ends[k] or n in terminators:
+    k = 0  # the first span that ends after the newline (newlines come in order; spans are disjoint, sorted)
+    for n in range(1, len(lines)):
+        at = lines[n] - 1  # the newline that ends line n
+        while k < len(ends) and ends[k] <= at:
+            k += 1
+        if k < len(ends) and starts[k] <= at or n in terminators:
             continue
-        slashes = len(raw[src.starts[n - 1]:at]) - len(raw[src.starts[n - 1]:at].rstrip(b"\\"))
-        if slashes % 2 and n not in comments:
-            continue
+        if at > lines[n - 1] and raw[at - 1] == 92:  # a backslash before it: escaped when their count is odd
+            slashes = len(raw[lines[n - 1]:at]) - len(raw[lines[n - 1]:at].rstrip(b"\\"))
+            if slashes % 2 and n not in comments:
+                continue
         out.add(n)
     return frozenset(out)
 

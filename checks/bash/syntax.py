@@ -409,8 +409,13 @@ class Builder:
             parts: list = []
             self.words.sequence(node, node.start_byte, node.end_byte, parts)
             return _Piece("word", line, node.start_byte, node.end_byte, Word(tuple(parts), line))
-        piece = _Piece("assign", line, node.start_byte, node.end_byte, name=self.src.of_node(name),
-                       append=any(c.type == "+=" for c in node.children))
+        start, end = node.start_byte, node.end_byte
+        append, after = False, None  # `+=` anywhere; where the first `=` / `+=` ends
+        for child in node.children:
+            kind = child.type
+            if kind == "+=" or kind == "=":
+                append = append or kind == "+="
+                after = child.end_byte if after is None else after
         value = node.child_by_field_name("value")
         if value is not None and value.type == "array":
             items: list[_Piece] = []
@@ -418,12 +423,13 @@ class Builder:
                 if child.type in WORD_NODES:
                     self._add(items, _Piece("word", line, child.start_byte, child.end_byte,
                                             self.words.word(child)))
-            return piece._replace(items=tuple(p.word for p in items))
+            return _Piece("assign", line, start, end, name=self.src.of_node(name), append=append,
+                          items=tuple(p.word for p in items))
         parts: list = []
-        after = next((c.end_byte for c in node.children if c.type in ("=", "+=")), node.end_byte)
         if value is not None:
-            self.words.sequence(node, after, node.end_byte, parts)
-        return piece._replace(word=Word(tuple(parts), line))
+            self.words.sequence(node, end if after is None else after, end, parts)
+        return _Piece("assign", line, start, end, Word(tuple(parts), line), name=self.src.of_node(name),
+                      append=append)
 
     def _redirect(self, node: Node, out: list[_Piece], depth: int, before: str = "") -> None:
         """`2>&1`, `> file`, `<<< word`: the operator (after `before`) takes the first word; any further words

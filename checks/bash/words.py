@@ -244,33 +244,41 @@ class WordReader:
 
     def _string(self, node: Node, out: list[Part], depth: int) -> None:
         kids = node.children
-        if 2 <= len(kids) <= 3 and kids[-1].type == '"' and (len(kids) == 2 or kids[1].type == "string_content"):
+        closed = len(kids) > 1 and kids[-1].type == '"'
+        if closed and len(kids) <= 3 and (len(kids) == 2 or kids[1].type == "string_content"):
             text = self.src.text(node.start_byte + 1, node.end_byte - 1)  # most strings: "text"
             if "\\" not in text:
                 out.append(Part("lit", text, True))
                 return
         start = len(out)
-        end = node.end_byte - 1 if node.child_count > 1 and node.children[-1].type == '"' else node.end_byte
-        self._sequence(node, node.start_byte + 1, end, out, True, depth)
+        end = node.end_byte - 1 if closed else node.end_byte
+        self._sequence(node, node.start_byte + 1, end, out, True, depth, kids)
         if len(out) == start:
             out.append(Part("lit", "", True))
 
-    def _sequence(self, node: Node, start: int, end: int, out: list[Part], quoted: bool, depth: int) -> None:
-        """The parts of `node`'s children between `start` and `end`, text between them taken literally (and
-        the part of a token that reaches over either end: tree-sitter-bash gives a string's blanks to the
-        token after them)."""
+    def _sequence(self, node: Node, start: int, end: int, out: list[Part], quoted: bool, depth: int,
+                  children: list[Node] | None = None) -> None:
+        """The parts of `node`'s children (`children`, when the caller has them) between `start` and `end`, text
+        between them taken literally (and the part of a token that reaches over either end: tree-sitter-bash
+        gives a string's blanks to the token after them)."""
         at = start
-        for child in node.children:
-            if child.end_byte <= at or child.start_byte >= end:
+        for child in node.children if children is None else children:
+            child_end = child.end_byte
+            if child_end <= at:
                 continue
-            begin = begins(self.src, child) if child.type in _EXPANSIONS else child.start_byte
+            begin = child.start_byte
+            if begin >= end:
+                continue
+            kind = child.type
+            if kind in _EXPANSIONS:
+                begin = begins(self.src, child)
             if begin > at:
                 self._literal(self.src.text(at, begin), out, quoted)
-            if begin < at or child.end_byte > end or child.type == "string_content" or not child.is_named:
-                self._literal(self.src.text(max(at, begin), min(end, child.end_byte)), out, quoted)
+            if begin < at or child_end > end or kind == "string_content" or not child.is_named:
+                self._literal(self.src.text(max(at, begin), min(end, child_end)), out, quoted)
             else:
                 self.parts(child, out, quoted, depth)
-            at = min(end, child.end_byte)
+            at = min(end, child_end)
         if at < end:
             self._literal(self.src.text(at, end), out, quoted)
 
