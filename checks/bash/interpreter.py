@@ -341,13 +341,9 @@ class Interpreter(Evaluator):
         self.current = node.line
         split = not (node.words and node.words[0].unquoted_literal == "[[")
         fields: list[Token] = self.expand(state, node.words[0], split=split) if node.words else []
-        if fields and not self.tracing:
+        if fields and self.reads_no_fields(fields[0].first):
             command = fields[0].first
-            if command in DECLARATIONS:  # `declare` reads the words themselves
-                return True, self.declare(node, state, command)
-            if command not in _BUILTINS and command not in self.funcs and not may_launch(command):
-                return None, state  # the rest of its words change nothing (expanding a word has no effect
-                # when not tracing, and what it asks of the runner's variables is not asked)
+            return (True, self.declare(node, state, command)) if command in DECLARATIONS else (None, state)
         for w in node.words[1:]:
             fields.extend(self.expand(state, w, split=split))
         values = [t.first for t in fields]
@@ -417,6 +413,15 @@ class Interpreter(Evaluator):
                                                             cwd.line) if cwd else None,
                                      tuple(sorted(env.items())), self.at or node.line))
         return None, state
+
+    def reads_no_fields(self, command: str | None) -> bool:
+        """Whether `simple` needs no field of a command beyond its first (`command`), so its other words are
+        left unexpanded: when not tracing (expanding a word then has no effect, and the runner's variables it
+        would ask about are not asked, so `Given` still records what the run depends on), for a declaration
+        (`declare` reads its words itself) and for any command that is no builtin `simple` runs, no function
+        and no launch (`launch_at` reads the fields of those only)."""
+        return not self.tracing and (command in DECLARATIONS or command not in _BUILTINS
+                                     and command not in self.funcs and not may_launch(command))
 
     def _cd(self, state: State, target: Token, line: int) -> None:
         """`cd DIR`: PWD becomes DIR (joined to the PWD before when DIR is relative)."""

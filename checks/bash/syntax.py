@@ -106,6 +106,8 @@ def walk(nodes: tuple) -> Iterator[Statement]:
 
 def children(node: Statement) -> tuple:
     """The statements directly inside a compound command."""
+    if isinstance(node, Simple):  # the most common: none
+        return ()
     if isinstance(node, AndOr):
         return (node.first, *(n for _op, n in node.rest))
     if isinstance(node, Not):
