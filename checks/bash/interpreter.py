@@ -187,9 +187,8 @@ class Interpreter(Evaluator):
         binding = state.vars.get(name)
         if binding is not None:
             return binding.alts
-        if name in self.known:
-            return (self.known[name],)
-        return (None,)
+        given = self.known.get(name, NOT_GIVEN)
+        return (given,) if given is not NOT_GIVEN else (None,)
 
     def passed(self, state: State, name: str) -> bool:
         return name in self.known or name.isdigit() or name in state.vars

@@ -78,7 +78,9 @@ def read_whole(raw: list[str]) -> Reading:
     src, root, nodes, docs, body_refs = parsed
     comments: dict[int, int] = {}
     for node in nodes.get("comment", ()):
-        comments.setdefault(src.line(node.start_byte), src.column(node.start_byte))
+        line = src.line(node.start_byte)
+        if line not in comments:  # (the first comment on a line is where its code ends)
+            comments[line] = src.column(node.start_byte)
     refs = _line_refs(src, nodes)
     for n, found in body_refs.items():
         refs.setdefault(n, []).extend(found)
@@ -182,11 +184,12 @@ def _parse(src: Source) -> tuple[Source, Node, dict[str, list[Node]], tuple[Doc,
 def _heredocs(src: Source, nodes: dict[str, list[Node]]) -> tuple[tuple[Doc, ...], list[tuple[Doc, int]]]:
     """Every heredoc with the body bash reads; and those tree-sitter-bash reads otherwise, each with the
     last line to blank (its body; the terminator too when tree-sitter does not know the heredoc)."""
-    lines = src.text(0, len(src.raw)).split("\n")
+    operators = _operators(src, nodes)
+    lines = src.text(0, len(src.raw)).split("\n") if operators else []
     docs: list[Doc] = []
     blank: list[tuple[Doc, int]] = []
     before = (0, 0)  # (line, last) of the heredoc before: a second one on a line starts after its body
-    for at, op, text, quoted, node in _operators(src, nodes):
+    for at, op, text, quoted, node in operators:
         line = src.line(at)
         kids = node.children if node is not None else []
         body = next((k for k in kids if k.type == "heredoc_body"), None)
