@@ -479,22 +479,25 @@ class Builder:
     def _test(self, node: Node, out: list[_Piece]) -> None:
         """`[ ... ]` / `[[ ... ]]`: its leaves as words (`[[` and its operators too), as bash passes them to
         `test`; `(( ... ))` as the command `((`."""
-        line = self.src.line(node.start_byte)
-        if node.child_count and node.children[0].type == "((":
+        kids = node.children
+        if kids and kids[0].type == "((":
+            line = self.src.line(node.start_byte)
             out.append(_Piece("word", line, node.start_byte, node.end_byte, literal("((", line)))
             return
-        stack = [iter(node.children)]
+        stack = [iter(kids)]
         while stack:
             child = next(stack[-1], None)
             if child is None:
                 stack.pop()
                 continue
-            at = self.src.line(child.start_byte)
-            if child.type in WORD_NODES:
-                self._add(out, _Piece("word", at, child.start_byte, child.end_byte, self.words.word(child)))
+            kind = child.type
+            if kind in WORD_NODES:
+                self._add(out, _Piece("word", self.src.line(child.start_byte), child.start_byte, child.end_byte,
+                                      self.words.word(child)))
             elif child.child_count and len(stack) < MAX_DEPTH:
                 stack.append(iter(child.children))
-            elif child.type != "comment":
+            elif kind != "comment":
+                at = self.src.line(child.start_byte)
                 out.append(_Piece("word", at, child.start_byte, child.end_byte,
                                   literal(self.src.of_node(child), at), joins=False))
 
