@@ -29,24 +29,23 @@ scripts = st.lists(st.one_of(st.sampled_from(_WORDS), st.sampled_from(_SEPARATOR
                    max_size=40).map("".join)
 
 
-def _nodes(root, kinds: set[str]):
-    stack = [root]
+def _nodes(text: str, kinds: set[str]):
+    """(builder, node) for every node of `text`'s tree of one of `kinds` (none when tree-sitter gives up)."""
+    src = Source.of(text)
+    root = parse(src.data)
+    builder = Builder(src)
+    stack = [root] if root is not None else []
     while stack:
         node = stack.pop()
         if node.type in kinds:
-            yield node
+            yield builder, node
         stack.extend(node.children)
 
 
 @settings(max_examples=400, deadline=None)
 @given(scripts)
 def test_plain_commands_and_assignments_are_built_as_their_pieces_would_be(text):
-    src = Source.of(text)
-    root = parse(src.data)
-    if root is None:
-        return
-    builder = Builder(src)
-    for node in _nodes(root, {"command", "variable_assignment"}):
+    for builder, node in _nodes(text, {"command", "variable_assignment"}):
         pieces: list[_Piece] = []
         if node.type == "command":
             builder._pieces(node, pieces, 2)
@@ -58,19 +57,14 @@ def test_plain_commands_and_assignments_are_built_as_their_pieces_would_be(text)
 @settings(max_examples=300, deadline=None)
 @given(scripts)
 def test_a_word_node_is_read_as_the_general_reader_reads_it(text):
-    src = Source.of(text)
-    root = parse(src.data)
-    if root is None:
-        return
-    builder = Builder(src)
-    for node in _nodes(root, {"word"}):
+    for builder, node in _nodes(text, {"word"}):
         fast: list[_Piece] = []
         builder._piece(node, fast, 1)
         general: list[_Piece] = []
-        if _BLANKS.search(src.raw, node.start_byte, node.end_byte):
+        if _BLANKS.search(builder.src.raw, node.start_byte, node.end_byte):
             builder._uncovered(node.start_byte, node.end_byte, general)
         else:
-            general.append(_Piece("word", src.line(node.start_byte), node.start_byte, node.end_byte,
+            general.append(_Piece("word", builder.src.line(node.start_byte), node.start_byte, node.end_byte,
                                   builder.words.word(node)))
         assert fast == general
 
