@@ -165,12 +165,16 @@ class WordReader:
         self.src = src
 
     def word(self, node: Node) -> Word:
-        if node.type == "word":  # most words: plain text, read without the general walk
+        kind = node.type
+        if kind == "word":  # most words: plain text, read without the general walk
             text = self.src.of_node(node)
             if "\\" not in text:
                 return Word((Part("lit", text),) if text else (), self.src.line(node.start_byte))
         parts: list[Part] = []
-        self.parts(node, parts, False, 0)
+        if kind == "string":  # the next most common: read as `parts` reads one
+            self._string(node, parts, 0)
+        else:
+            self.parts(node, parts, False, 0)
         return Word(_dollars(tuple(parts)), self.src.line(begins(self.src, node)))
 
     def sequence(self, node: Node, start: int, end: int, out: list[Part]) -> None:
