@@ -20,7 +20,7 @@ _WORDS = ["echo", "vllm", "serve", "nohup", "python3", "-m", "sglang.launch_serv
           "run.sh", "$X", '"$Y"', "${Z:-d}", "${X%/*}", "'q'", '"a b"', "a\\ b", "--tp=8", "$(echo a)", "$((1+2))",
           "X=1", "Y=$X", "Z=(a $X)", "X+=2", "a[1]=x", "2>&1", ">", "log", "<<<", "$X/$Y/", "}", "{", "\\\n",
           "vllm serve m", "nohup vllm serve m", "timeout 5 vllm serve m", "/usr/bin/env A=1 vllm serve $X",
-          "python3 -m sglang.launch_server", "f() { vllm serve m; }\nf", "V=vllm\n$V serve m"]
+          "python3 -m sglang.launch_server", "export A=1 B", "local -a Z=(a $X) Y+=2", "declare -x", "readonly Q", "f() { vllm serve m; }\nf", "V=vllm\n$V serve m"]
 _SEPARATORS = [" ", " ", " ", "  ", "\t", "", "\n", "; ", " && ", " || ", " | ", " \\\n  "]
 _COMPOUND = ["if [ \"$X\" = 1 ]; then ", "fi\n", "else ", "f() { ", "}\n", "while true; do ", "done\n",
              "case $X in a) ", ";; esac\n"]
@@ -44,8 +44,8 @@ def _nodes(text: str, kinds: set[str]):
 
 @settings(max_examples=400, deadline=None)
 @given(scripts)
-def test_plain_commands_and_assignments_are_built_as_their_pieces_would_be(text):
-    for builder, node in _nodes(text, {"command", "variable_assignment"}):
+def test_plain_commands_declarations_and_assignments_are_built_as_their_pieces_would_be(text):
+    for builder, node in _nodes(text, {"command", "variable_assignment", "declaration_command"}):
         pieces: list[_Piece] = []
         if node.type == "command":
             builder._pieces(node, pieces, 2)
