@@ -237,18 +237,20 @@ class Builder:
     def _if(self, node: Node, depth: int) -> If:
         clauses: list[tuple[tuple, tuple]] = []
         orelse: tuple = ()
-        for part in (node, *(c for c in node.children if c.type == "elif_clause")):
+        kids = node.children
+        for part in (node, *(c for c in kids if c.type == "elif_clause")):
             cond: list[Node] = []
             body: list[Node] = []
             into = None
-            for child in part.children:
-                if child.type in ("if", "elif"):
+            for child in kids if part is node else part.children:
+                kind = child.type
+                if kind == "if" or kind == "elif":
                     into = cond
-                elif child.type == "then":
+                elif kind == "then":
                     into = body
-                elif child.type == "else_clause":
+                elif kind == "else_clause":
                     orelse = self.statements(child.children, depth + 1)
-                elif into is not None and child.type != "elif_clause":
+                elif into is not None and kind != "elif_clause":
                     into.append(child)
             clauses.append((self.statements(cond, depth + 1), self.statements(body, depth + 1)))
         return If(tuple(clauses), orelse)
