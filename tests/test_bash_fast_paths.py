@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from checks.bash import Script
 from checks.bash.builtins import UNKNOWN
+from checks.bash.commands import launch_at, launched_at, run_at, scripts_run_at
 from checks.bash.interpreter import Interpreter, State
 from checks.bash.syntax import _BLANKS, Builder, _Piece
 from checks.bash.tree import Source, parse
@@ -119,3 +120,18 @@ def test_words_left_unread_change_no_launch_and_ask_nothing_more(text, known):
     assert _launches(fast, script) == _launches(general, script)
     assert set(fast.known.asked) <= set(general.known.asked)
     assert fast.run(script.statements, State({}, set())).vars == general.run(script.statements, State({}, set())).vars
+
+
+_HEADS = st.sampled_from([[], ["docker", "run", "img"], ["docker", "run", "--entrypoint=/bin/bash", "img"],
+                           ["nohup"], ["env", "A=1"], ["timeout", "5m"], ["srun", "-N", "2"]])
+_ARGS = st.tuples(_HEADS, st.lists(st.one_of(st.none(), st.sampled_from(
+    ["vllm", "serve", "sglang", "python3", "python3.12", "-m", "sglang.launch_server", "/usr/bin/nohup", "env",
+     "A=1", "-n", "5", "2m", "timeout", "srun", "docker", "run", "--entrypoint=/bin/bash", "img", "bash", "-c",
+     "sh", "source", ".", "sbatch", "job.sh", "echo", "x", ""])), max_size=5)).map(lambda t: t[0] + t[1])
+
+
+@settings(max_examples=500, deadline=None)
+@given(_ARGS)
+def test_what_a_command_runs_is_found_as_reading_it_all_finds_it(values):
+    assert run_at(values) == scripts_run_at(values)
+    assert launch_at(values) == launched_at(values)

@@ -9,6 +9,7 @@ _WRAPPERS = {"env", "nohup", "exec", "numactl", "timeout", "setsid", "stdbuf", "
              "command", "builtin", "unbuffer"}
 _RUN_WRAPPERS = _WRAPPERS | {"srun", "mpirun"}
 _SHELLS = frozenset({"bash", "sh"})
+_RUNNERS = _SHELLS | {"source", ".", "sbatch"}  # what runs a script named after it
 _DOCKER_FLAGS = frozenset({"--rm", "--privileged", "--init", "-d", "--detach", "-i", "-t", "-it", "-ti",
                            "--interactive", "--tty", "--read-only", "--no-healthcheck", "-P", "--publish-all",
                            "--sig-proxy"})
@@ -36,6 +37,16 @@ def _docker_run(values: list[str | None], i: int) -> int | None:
 
 def run_at(values: list[str | None]) -> tuple[str, int] | None:
     """(how, index of the script operand or of the `-c` string) of a command that runs a script; None if none."""
+    first = values[0] if values else None
+    name = first.rsplit("/", 1)[-1] if first is not None else ""
+    if name not in _RUNNERS and name not in _RUN_WRAPPERS and first != "docker" and (
+            first is None or not first.startswith("-") and "=" not in first and not _DURATION.fullmatch(first)):
+        return None  # most commands: `scripts_run_at` stops at the first word, which runs no script
+    return scripts_run_at(values)
+
+
+def scripts_run_at(values: list[str | None]) -> tuple[str, int] | None:
+    """`run_at`, read past every wrapper, option and assignment."""
     values = list(values)
     i = 0
     while i < len(values) and values[i] is not None and (
@@ -72,6 +83,13 @@ def may_launch(command: str | None) -> bool:
 
 def launch_at(values: list[str | None]) -> tuple[str, int, int] | None:
     """(engine, index where the command starts, index after its signature) in argv; None if no launch."""
+    if not values or not may_launch(values[0]):
+        return None  # most commands
+    return launched_at(values)
+
+
+def launched_at(values: list[str | None]) -> tuple[str, int, int] | None:
+    """`launch_at`, read past every wrapper."""
     i = 0
     while i < len(values) and values[i] is not None and values[i].rsplit("/", 1)[-1] in _WRAPPERS:
         i += 1
