@@ -221,13 +221,15 @@ def _line_refs(src: Source, nodes: dict[str, list[Node]]) -> dict[int, list[tupl
     arithmetic or backquotes, each on one line."""
     opaque: list[tuple[int, int]] = []
     for node in nodes.get("opaque", ()):
-        kids = node.children
-        if node.type == "expansion" or node.type == "arithmetic_expansion":
+        kind = node.type
+        if kind == "expansion" or kind == "arithmetic_expansion":
             opaque.append((begins(src, node) + 2, node.end_byte))
-        elif node.type == "command_substitution":
+        elif kind == "command_substitution":
+            kids = node.children
             if kids and kids[0].type == "`" or is_arithmetic(src, node):
                 opaque.append((begins(src, node) + 1, node.end_byte))
-        elif node.type == "compound_statement":
+        elif kind == "compound_statement":
+            kids = node.children
             if kids and kids[0].type == "((":
                 opaque.append((node.start_byte, node.end_byte))
         else:  # `for ((...))`: its header
