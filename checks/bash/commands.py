@@ -9,10 +9,12 @@ _WRAPPERS = {"env", "nohup", "exec", "numactl", "timeout", "setsid", "stdbuf", "
              "command", "builtin", "unbuffer"}
 _RUN_WRAPPERS = _WRAPPERS | {"srun", "mpirun"}
 _SHELLS = frozenset({"bash", "sh"})
+_RUNNERS = _SHELLS | {"source", ".", "sbatch"}  # what runs a script named after it
 _DOCKER_FLAGS = frozenset({"--rm", "--privileged", "--init", "-d", "--detach", "-i", "-t", "-it", "-ti",
                            "--interactive", "--tty", "--read-only", "--no-healthcheck", "-P", "--publish-all",
                            "--sig-proxy"})
 _DURATION = re.compile(r"[\d.]+[smhd]?")
+_PYTHON = re.compile(r"python[\d.]*")
 
 
 def _docker_run(values: list[str | None], i: int) -> int | None:
@@ -35,6 +37,16 @@ def _docker_run(values: list[str | None], i: int) -> int | None:
 
 def run_at(values: list[str | None]) -> tuple[str, int] | None:
     """(how, index of the script operand or of the `-c` string) of a command that runs a script; None if none."""
+    first = values[0] if values else None
+    name = first.rsplit("/", 1)[-1] if first is not None else ""
+    if name not in _RUNNERS and name not in _RUN_WRAPPERS and first != "docker" and (
+            first is None or not first.startswith("-") and "=" not in first and not _DURATION.fullmatch(first)):
+        return None  # most commands: `scripts_run_at` stops at the first word, which runs no script
+    return scripts_run_at(values)
+
+
+def scripts_run_at(values: list[str | None]) -> tuple[str, int] | None:
+    """`run_at`, read past every wrapper, option and assignment."""
     values = list(values)
     i = 0
     while i < len(values) and values[i] is not None and (
@@ -62,8 +74,22 @@ def run_at(values: list[str | None]) -> tuple[str, int] | None:
     return None
 
 
+def may_launch(command: str | None) -> bool:
+    """Whether a command line whose first field is `command` can be a launch (`launch_at` finds none
+    otherwise: it looks past wrappers only, and a launch starts with `vllm`, `sglang` or a python)."""
+    name = command.rsplit("/", 1)[-1] if command else ""
+    return name in _WRAPPERS or name in ("vllm", "sglang") or _PYTHON.fullmatch(name) is not None
+
+
 def launch_at(values: list[str | None]) -> tuple[str, int, int] | None:
     """(engine, index where the command starts, index after its signature) in argv; None if no launch."""
+    if not values or not may_launch(values[0]):
+        return None  # most commands
+    return launched_at(values)
+
+
+def launched_at(values: list[str | None]) -> tuple[str, int, int] | None:
+    """`launch_at`, read past every wrapper."""
     i = 0
     while i < len(values) and values[i] is not None and values[i].rsplit("/", 1)[-1] in _WRAPPERS:
         i += 1
@@ -75,7 +101,7 @@ def launch_at(values: list[str | None]) -> tuple[str, int, int] | None:
         return "vllm", i, i + 2
     if head[:2] == ["sglang", "serve"]:
         return "sglang", i, i + 2
-    if len(head) == 3 and re.fullmatch(r"python[\d.]*", head[0]) and head[1] == "-m":
+    if len(head) == 3 and _PYTHON.fullmatch(head[0]) and head[1] == "-m":
         module = values[i + 2] or ""
         if module == "sglang.launch_server":
             return "sglang", i, i + 3

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from .builtins import UNKNOWN, decided, pure_output, test
-from .commands import launch_at, run_at
+from .commands import launch_at, may_launch, run_at
 from .reading import statements
 from .syntax import AndOr, Case, Func, Group, If, Loop, Not, Simple
 from .tree import MAX_SCRIPT
@@ -30,6 +30,7 @@ _IMPURE = "\x00impure"  # set when the body of a `$(...)` ran a command whose ou
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})  # builtins taking NAME=value
 NOT_GIVEN = object()  # what `Given` records for a variable the runner does not give
+_BUILTINS = DECLARATIONS | {"unset", "exit", "return", "true", ":", "false", "[", "test", "[["}  # `simple` runs these
 
 
 @dataclass(frozen=True)
@@ -186,9 +187,8 @@ class Interpreter(Evaluator):
         binding = state.vars.get(name)
         if binding is not None:
             return binding.alts
-        if name in self.known:
-            return (self.known[name],)
-        return (None,)
+        given = self.known.get(name, NOT_GIVEN)
+        return (given,) if given is not NOT_GIVEN else (None,)
 
     def passed(self, state: State, name: str) -> bool:
         return name in self.known or name.isdigit() or name in state.vars
@@ -297,7 +297,8 @@ class Interpreter(Evaluator):
             return self.run(body, state)
         if status is False:
             return self.if_(rest, orelse, state)
-        return merge(self.run(body, state.copy()), self.if_(rest, orelse, state.copy()), self.known)
+        # undecided: the body runs on a copy, the rest on `state` itself (as when decided; no one reads it after)
+        return merge(self.run(body, state.copy()), self.if_(rest, orelse, state), self.known)
 
     def case(self, node: Case, state: State) -> State:
         subject = self.expand(state, node.word, split=False)
@@ -338,8 +339,11 @@ class Interpreter(Evaluator):
     def simple(self, node: Simple, state: State) -> tuple[bool | None, State]:
         self.current = node.line
         split = not (node.words and node.words[0].unquoted_literal == "[[")
-        fields: list[Token] = []
-        for w in node.words:
+        fields: list[Token] = self.expand(state, node.words[0], split=split) if node.words else []
+        if fields and self.reads_no_fields(fields[0].first):
+            command = fields[0].first
+            return (True, self.declare(node, state, command)) if command in DECLARATIONS else (None, state)
+        for w in node.words[1:]:
             fields.extend(self.expand(state, w, split=split))
         values = [t.first for t in fields]
         command = values[0] if values else None
@@ -408,6 +412,15 @@ class Interpreter(Evaluator):
                                                             cwd.line) if cwd else None,
                                      tuple(sorted(env.items())), self.at or node.line))
         return None, state
+
+    def reads_no_fields(self, command: str | None) -> bool:
+        """Whether `simple` needs no field of a command beyond its first (`command`), so its other words are
+        left unexpanded: when not tracing (expanding a word then has no effect, and the runner's variables it
+        would ask about are not asked, so `Given` still records what the run depends on), for a declaration
+        (`declare` reads its words itself) and for any command that is no builtin `simple` runs, no function
+        and no launch (`launch_at` reads the fields of those only)."""
+        return not self.tracing and (command in DECLARATIONS or command not in _BUILTINS
+                                     and command not in self.funcs and not may_launch(command))
 
     def _cd(self, state: State, target: Token, line: int) -> None:
         """`cd DIR`: PWD becomes DIR (joined to the PWD before when DIR is relative)."""

@@ -127,6 +127,10 @@ def logical(lines: tuple[ShellLine, ...], read: Reading) -> tuple[ShellCommand, 
 
 
 def _command(group: list[ShellLine]) -> ShellCommand:
+    if len(group) == 1:  # most: one line, stripped
+        ln = group[0]
+        return ShellCommand(ln.number, ln.number, ln.code.strip(), ln.expanded.strip())
+
     def joined(texts: list[str]) -> str:
         return " ".join((t[:-1] if k < len(texts) - 1 and t.endswith("\\") else t).strip()
                         for k, t in enumerate(texts))

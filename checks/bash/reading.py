@@ -78,7 +78,9 @@ def read_whole(raw: list[str]) -> Reading:
     src, root, nodes, docs, body_refs = parsed
     comments: dict[int, int] = {}
     for node in nodes.get("comment", ()):
-        comments.setdefault(src.line(node.start_byte), src.column(node.start_byte))
+        line = src.line(node.start_byte)
+        if line not in comments:  # (the first comment on a line is where its code ends)
+            comments[line] = src.column(node.start_byte)
     refs = _line_refs(src, nodes)
     for n, found in body_refs.items():
         refs.setdefault(n, []).extend(found)
@@ -182,11 +184,12 @@ def _parse(src: Source) -> tuple[Source, Node, dict[str, list[Node]], tuple[Doc,
 def _heredocs(src: Source, nodes: dict[str, list[Node]]) -> tuple[tuple[Doc, ...], list[tuple[Doc, int]]]:
     """Every heredoc with the body bash reads; and those tree-sitter-bash reads otherwise, each with the
     last line to blank (its body; the terminator too when tree-sitter does not know the heredoc)."""
-    lines = src.text(0, len(src.raw)).split("\n")
+    operators = _operators(src, nodes)
+    lines = src.text(0, len(src.raw)).split("\n") if operators else []
     docs: list[Doc] = []
     blank: list[tuple[Doc, int]] = []
     before = (0, 0)  # (line, last) of the heredoc before: a second one on a line starts after its body
-    for at, op, text, quoted, node in _operators(src, nodes):
+    for at, op, text, quoted, node in operators:
         line = src.line(at)
         kids = node.children if node is not None else []
         body = next((k for k in kids if k.type == "heredoc_body"), None)
@@ -218,13 +221,15 @@ def _line_refs(src: Source, nodes: dict[str, list[Node]]) -> dict[int, list[tupl
     arithmetic or backquotes, each on one line."""
     opaque: list[tuple[int, int]] = []
     for node in nodes.get("opaque", ()):
-        kids = node.children
-        if node.type == "expansion" or node.type == "arithmetic_expansion":
+        kind = node.type
+        if kind == "expansion" or kind == "arithmetic_expansion":
             opaque.append((begins(src, node) + 2, node.end_byte))
-        elif node.type == "command_substitution":
+        elif kind == "command_substitution":
+            kids = node.children
             if kids and kids[0].type == "`" or is_arithmetic(src, node):
                 opaque.append((begins(src, node) + 1, node.end_byte))
-        elif node.type == "compound_statement":
+        elif kind == "compound_statement":
+            kids = node.children
             if kids and kids[0].type == "((":
                 opaque.append((node.start_byte, node.end_byte))
         else:  # `for ((...))`: its header
@@ -290,15 +295,19 @@ def _ends(src: Source, nodes: dict[str, list[Node]], docs: tuple[Doc, ...], comm
     starts, ends = _merged(spans)
     terminators = {d.last for d in docs if d.closed}
     raw = src.raw
+    lines = src.starts
     out = set()
-    for n in range(1, len(src.starts)):
-        at = src.starts[n] - 1  # the newline that ends line n
-        k = bisect.bisect_right(starts, at) - 1
-        if k >= 0 and at < ends[k] or n in terminators:
+    k = 0  # the first span that ends after the newline (newlines come in order; spans are disjoint, sorted)
+    for n in range(1, len(lines)):
+        at = lines[n] - 1  # the newline that ends line n
+        while k < len(ends) and ends[k] <= at:
+            k += 1
+        if k < len(ends) and starts[k] <= at or n in terminators:
             continue
-        slashes = len(raw[src.starts[n - 1]:at]) - len(raw[src.starts[n - 1]:at].rstrip(b"\\"))
-        if slashes % 2 and n not in comments:
-            continue
+        if at > lines[n - 1] and raw[at - 1] == 92:  # a backslash before it: escaped when their count is odd
+            slashes = len(raw[lines[n - 1]:at]) - len(raw[lines[n - 1]:at].rstrip(b"\\"))
+            if slashes % 2 and n not in comments:
+                continue
         out.add(n)
     return frozenset(out)
 

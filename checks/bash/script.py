@@ -284,18 +284,30 @@ class Script:
                 continue
             function = stack[-1][1]
             if isinstance(node, Simple) and (node.words or node.redirects):
-                words = [self.text_of(w.parts) for w in node.words]
-                subs = [p.text for w in (*node.words, *(t for _, t in node.redirects)) for p in w.parts
-                        if p.kind == "cmd"]
-                quoted = tuple(bool(w.parts) and all(p.quoted for p in w.parts) for w in node.words)
+                words: list[str] = []
+                quoted: list[bool] = []
+                subs: list[str] = []
+                for w in node.words:
+                    parts = w.parts
+                    if len(parts) == 1 and parts[0].kind == "lit":  # most words
+                        words.append(parts[0].text)
+                        quoted.append(parts[0].quoted)
+                        continue
+                    words.append(self.text_of(parts))
+                    quoted.append(bool(parts) and all(p.quoted for p in parts))
+                    subs.extend(p.text for p in parts if p.kind == "cmd")
+                for _op, target in node.redirects:
+                    subs.extend(p.text for p in target.parts if p.kind == "cmd")
                 redirects = tuple((op, self.text_of(t.parts)) for op, t in node.redirects)
-                out.append(SimpleCommand(node.line, tuple(words), quoted, redirects, function, tuple(subs)))
+                out.append(SimpleCommand(node.line, tuple(words), tuple(quoted), redirects, function, tuple(subs)))
             if node is not None:
                 stack.append((iter(children(node)), node.name if isinstance(node, Func) else function))
         return tuple(out)
 
     def text_of(self, parts: tuple[Part, ...]) -> str:
         """A word's text: variables the script fixes substituted, anything else as written."""
+        if len(parts) == 1 and parts[0].kind == "lit":  # most words
+            return parts[0].text
         out = []
         for p in parts:
             if p.kind == "lit":

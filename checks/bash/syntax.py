@@ -106,6 +106,8 @@ def walk(nodes: tuple) -> Iterator[Statement]:
 
 def children(node: Statement) -> tuple:
     """The statements directly inside a compound command."""
+    if isinstance(node, Simple):  # the most common: none
+        return ()
     if isinstance(node, AndOr):
         return (node.first, *(n for _op, n in node.rest))
     if isinstance(node, Not):
@@ -157,6 +159,9 @@ class Builder:
         if depth > MAX_DEPTH or kind in _SKIP or not node.is_named:
             return []
         if kind == "command":  # the most common: a simple command, from its leaves
+            plain = self._plain(node) if depth < MAX_DEPTH else None
+            if plain is not None:
+                return [plain]
             pieces: list[_Piece] = []
             self._pieces(node, pieces, depth + 1)
             return self._assemble(pieces)
@@ -183,6 +188,15 @@ class Builder:
             return [Group(self._body(node, depth))]
         if kind == "function_definition":
             return [self._function(node, depth)]
+        if kind == "declaration_command":
+            declared = self._declared(node)
+            if declared is not None:
+                return [declared]
+        if kind == "variable_assignment":  # `NAME=value` alone: what `_assemble` makes of its one piece
+            piece = self._assignment(node, self.src.line(node.start_byte))
+            if piece.kind == "assign":
+                return [Simple(piece.line, ((piece.name, piece.append, piece.word, piece.items),), ())]
+            return [Simple(piece.line, (), (piece.word,))]
         pieces: list[_Piece] = []
         self._piece(node, pieces, depth)
         return self._assemble(pieces)
@@ -223,18 +237,20 @@ class Builder:
     def _if(self, node: Node, depth: int) -> If:
         clauses: list[tuple[tuple, tuple]] = []
         orelse: tuple = ()
-        for part in (node, *(c for c in node.children if c.type == "elif_clause")):
+        kids = node.children
+        for part in (node, *(c for c in kids if c.type == "elif_clause")):
             cond: list[Node] = []
             body: list[Node] = []
             into = None
-            for child in part.children:
-                if child.type in ("if", "elif"):
+            for child in kids if part is node else part.children:
+                kind = child.type
+                if kind == "if" or kind == "elif":
                     into = cond
-                elif child.type == "then":
+                elif kind == "then":
                     into = body
-                elif child.type == "else_clause":
+                elif kind == "else_clause":
                     orelse = self.statements(child.children, depth + 1)
-                elif into is not None and child.type != "elif_clause":
+                elif into is not None and kind != "elif_clause":
                     into.append(child)
             clauses.append((self.statements(cond, depth + 1), self.statements(body, depth + 1)))
         return If(tuple(clauses), orelse)
@@ -268,13 +284,95 @@ class Builder:
                     self.src.line(node.start_byte), self.src.line(last.start_byte))
 
     # --- simple commands, from their leaves ---
+    def _plain(self, node: Node) -> Simple | None:
+        """A command of words alone (`mkdir -p "$DIR"`), each after one blank, its name a word alone: the
+        `Simple` the pieces would make (no assignment, redirection or operator; no word that continues
+        another or holds a blank or a backslash); None for any other command."""
+        raw = self.src.raw
+        words: list[Word] = []
+        at = node.start_byte
+        for child in node.children:
+            begin, end = child.start_byte, child.end_byte
+            if (begin != at) if not words else (begin != at + 1 or raw[at] not in _BLANK_BYTES):
+                return None  # (words with nothing between them are one word: `_add` joins them)
+            kind = child.type
+            if kind == "command_name":
+                if words or child.child_count != 1:
+                    return None
+                child = child.children[0]
+                if child.start_byte != begin or child.end_byte != end:
+                    return None
+                kind = child.type
+            word = self._lone_word(child, kind)
+            if word is None:
+                return None
+            words.append(word)
+            at = end
+        if not words or at != node.end_byte:
+            return None
+        return Simple(self.src.line(node.start_byte), (), tuple(words))
+
+    def _plain_word(self, start: int, end: int) -> Word | None:
+        """The word of a `word` node's text when it is plain (no backslash, no blank): the literal
+        WordReader.word reads it as; None otherwise."""
+        text = self.src.text(start, end)
+        if "\\" in text or " " in text or "\t" in text:
+            return None
+        return Word((Part("lit", text),) if text else (), self.src.line(start))
+
+    def _lone_word(self, node: Node, kind: str) -> Word | None:
+        """The word a leaf of kind `kind` is among words each after one blank; None for a `word` holding a
+        blank or a backslash (the pieces read those otherwise) and for any leaf that is no word."""
+        if kind == "word":
+            return self._plain_word(node.start_byte, node.end_byte)
+        return self.words.word(node) if kind in WORD_NODES else None
+
+    def _declared(self, node: Node) -> Simple | None:
+        """`export A=1 B`, `local -a X=(a b)`: a declaration's keyword, then assignments and words, each after
+        one blank: the `Simple` the pieces would make (its keyword and words its words, a scalar assignment
+        the word `NAME=value`, an array one an assignment); None for any other declaration."""
+        kids = node.children
+        if not kids or kids[0].is_named or kids[0].start_byte != node.start_byte:
+            return None
+        raw = self.src.raw
+        keyword = kids[0]
+        line = self.src.line(keyword.start_byte)
+        words: list[Word] = [Word((Part("lit", self.src.of_node(keyword)),), line)]
+        assigns: list = []
+        at = keyword.end_byte
+        for child in kids[1:]:
+            begin, end = child.start_byte, child.end_byte
+            if begin != at + 1 or raw[at] not in _BLANK_BYTES:
+                return None  # (words with nothing between them are one word: `_add` joins them)
+            kind = child.type
+            if kind == "variable_assignment":
+                piece = self._assignment(child, self.src.line(begin))
+                if piece.kind != "assign":
+                    words.append(piece.word)
+                elif piece.items is not None:
+                    assigns.append((piece.name, piece.append, piece.word, piece.items))
+                else:
+                    sign = Part("lit", piece.name + ("+=" if piece.append else "="))
+                    words.append(Word((sign, *piece.word.parts), piece.line))
+            else:
+                word = self._lone_word(child, kind)
+                if word is None:
+                    return None
+                words.append(word)
+            at = end
+        if at != node.end_byte or "\\" in words[0].parts[0].text:
+            return None
+        return Simple(line, tuple(assigns), tuple(words))
+
     def _pieces(self, node: Node, out: list[_Piece], depth: int) -> None:
         """The pieces of a command-like node, in the order written, with any text no node covers."""
         at = node.start_byte
+        raw = self.src.raw
         split: Node | None = None  # `<<<` after a redirection: tree-sitter-bash reads an ERROR `<<`, then `<`
         for child in node.children:
-            if child.start_byte > at:
-                self._uncovered(at, child.start_byte, out)
+            begin = child.start_byte
+            if begin > at and (begin - at > 1 or raw[at] not in _BLANK_BYTES):  # (most gaps: one blank)
+                self._uncovered(at, begin, out)
             if split is not None and child.type == "file_redirect" and child.start_byte == split.end_byte:
                 self._redirect(child, out, depth, "<<")
             else:
@@ -286,7 +384,9 @@ class Builder:
                     continue
                 self._piece(child, out, depth)
             split = None
-            at = max(at, child.end_byte)
+            end = child.end_byte
+            if end > at:
+                at = end
         if split is not None:
             self._piece(split, out, depth)
         if node.end_byte > at:
@@ -295,8 +395,14 @@ class Builder:
     def _piece(self, node: Node, out: list[_Piece], depth: int) -> None:
         kind = node.type
         start, end = node.start_byte, node.end_byte
-        if kind == "word" and _BLANKS.search(self.src.raw, start, end):
-            self._uncovered(start, end, out)  # tree-sitter-bash reads `} }` as one word
+        if kind == "word":
+            word = self._plain_word(start, end)
+            if word is not None:  # most words
+                self._add(out, _Piece("word", word.line, start, end, word))
+            elif _BLANKS.search(self.src.raw, start, end):
+                self._uncovered(start, end, out)  # tree-sitter-bash reads `} }` as one word
+            else:
+                self._add(out, _Piece("word", self.src.line(start), start, end, self.words.word(node)))
         elif kind in WORD_NODES:
             self._add(out, _Piece("word", self.src.line(start), start, end, self.words.word(node)))
         elif kind == "command_name":
@@ -357,8 +463,13 @@ class Builder:
             parts: list = []
             self.words.sequence(node, node.start_byte, node.end_byte, parts)
             return _Piece("word", line, node.start_byte, node.end_byte, Word(tuple(parts), line))
-        piece = _Piece("assign", line, node.start_byte, node.end_byte, name=self.src.of_node(name),
-                       append=any(c.type == "+=" for c in node.children))
+        start, end = node.start_byte, node.end_byte
+        append, after = False, None  # `+=` anywhere; where the first `=` / `+=` ends
+        for child in node.children:
+            kind = child.type
+            if kind == "+=" or kind == "=":
+                append = append or kind == "+="
+                after = child.end_byte if after is None else after
         value = node.child_by_field_name("value")
         if value is not None and value.type == "array":
             items: list[_Piece] = []
@@ -366,12 +477,13 @@ class Builder:
                 if child.type in WORD_NODES:
                     self._add(items, _Piece("word", line, child.start_byte, child.end_byte,
                                             self.words.word(child)))
-            return piece._replace(items=tuple(p.word for p in items))
+            return _Piece("assign", line, start, end, name=self.src.of_node(name), append=append,
+                          items=tuple(p.word for p in items))
         parts: list = []
-        after = next((c.end_byte for c in node.children if c.type in ("=", "+=")), node.end_byte)
         if value is not None:
-            self.words.sequence(node, after, node.end_byte, parts)
-        return piece._replace(word=Word(tuple(parts), line))
+            self.words.sequence(node, end if after is None else after, end, parts)
+        return _Piece("assign", line, start, end, Word(tuple(parts), line), name=self.src.of_node(name),
+                      append=append)
 
     def _redirect(self, node: Node, out: list[_Piece], depth: int, before: str = "") -> None:
         """`2>&1`, `> file`, `<<< word`: the operator (after `before`) takes the first word; any further words
@@ -419,22 +531,25 @@ class Builder:
     def _test(self, node: Node, out: list[_Piece]) -> None:
         """`[ ... ]` / `[[ ... ]]`: its leaves as words (`[[` and its operators too), as bash passes them to
         `test`; `(( ... ))` as the command `((`."""
-        line = self.src.line(node.start_byte)
-        if node.child_count and node.children[0].type == "((":
+        kids = node.children
+        if kids and kids[0].type == "((":
+            line = self.src.line(node.start_byte)
             out.append(_Piece("word", line, node.start_byte, node.end_byte, literal("((", line)))
             return
-        stack = [iter(node.children)]
+        stack = [iter(kids)]
         while stack:
             child = next(stack[-1], None)
             if child is None:
                 stack.pop()
                 continue
-            at = self.src.line(child.start_byte)
-            if child.type in WORD_NODES:
-                self._add(out, _Piece("word", at, child.start_byte, child.end_byte, self.words.word(child)))
+            kind = child.type
+            if kind in WORD_NODES:
+                self._add(out, _Piece("word", self.src.line(child.start_byte), child.start_byte, child.end_byte,
+                                      self.words.word(child)))
             elif child.child_count and len(stack) < MAX_DEPTH:
                 stack.append(iter(child.children))
-            elif child.type != "comment":
+            elif kind != "comment":
+                at = self.src.line(child.start_byte)
                 out.append(_Piece("word", at, child.start_byte, child.end_byte,
                                   literal(self.src.of_node(child), at), joins=False))
 

@@ -63,6 +63,8 @@ def strict(part: Part) -> None:
 
 
 def dedupe(items: Iterable) -> tuple:
+    if type(items) is tuple and len(items) <= 1:
+        return items
     out = []
     for item in items:
         if item not in out:
@@ -93,10 +95,14 @@ class Evaluator:
 
     def param(self, env, part: Part, hole: Hole) -> tuple:
         """Candidates of one parameter expansion."""
-        if part.op == "?" or not (is_name(part.name) or part.name.isdigit() or part.name in _POSITIONAL):
+        name = part.name
+        if part.op == "?" or not (is_name(name) or name.isdigit() or name in _POSITIONAL):
             return (None,)
+        alts = self.lookup(env, name)
+        if not part.op and not part.subscript and len(alts) == 1 and (type(alts[0]) is str or alts[0] is None):
+            return alts  # `$NAME` of one text or unknown: itself (what `_apply_op` gives it)
         out: list = []
-        for alt in self.lookup(env, part.name):
+        for alt in alts:
             out.extend(self._apply_op(env, part, alt, hole))
         return dedupe(out)
 
@@ -143,6 +149,9 @@ class Evaluator:
 
     def text(self, env, parts: tuple[Part, ...], hole: Hole) -> list:
         """Candidates of a word read as one string (no field splitting)."""
+        if len(parts) == 1 and parts[0].kind == "lit":  # literal text: what `expand` makes of it, as a string
+            text = parts[0].text
+            return [None if text and not text.strip(UNKNOWN) else text]
         tokens = self.expand(env, Word(parts, 0), split=False, hole=hole)
         if len(tokens) == 1:
             return list(tokens[0].values)
@@ -188,15 +197,23 @@ class Evaluator:
         if text is not None:
             return [Token((None if text and not text.strip(UNKNOWN) else text,), word.line)] if text or quoted else []
         per_part: list[tuple] = []
-        for p in word.parts:
-            if p.kind == "lit":
+        single = True  # every part has one candidate: the word has one expansion
+        for p in parts:
+            kind = p.kind
+            if kind == "lit":
                 per_part.append((("lit", p.text, p.quoted, p),))
-            elif p.kind == "param":
-                per_part.append(tuple(("val", a, p.quoted, p) for a in self.param(env, p, hole)))
-            elif p.kind == "arith":
+                continue
+            if kind == "param":
+                values = self.param(env, p, hole)
+            elif kind == "arith":
                 per_part.append((("val", self.arith(env, p.text), True, p),))
+                continue
             else:  # command substitution: its output when it is a pure builtin, else unknown
-                per_part.append(tuple(("val", v, p.quoted, p) for v in self.substitute(env, p.text)))
+                values = self.substitute(env, p.text)
+            per_part.append(tuple(("val", v, p.quoted, p) for v in values))
+            single = single and len(values) == 1
+        if single:
+            return _fields([c[0] for c in per_part], word.line, split, hole)
         # The first MAX_ALTS candidates in order, built once each: extending every partial candidate part by
         # part copied it per part, quadratic in a word of 100,000 escaped characters.
         combos = [list(c) for c in itertools.islice(itertools.product(*per_part), MAX_ALTS)]

@@ -17,7 +17,6 @@ from .tree import Source
 
 MAX_NESTING = 16  # `${...}` inside `${...}`: deeper arguments are not read (the value is unknown)
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _LENGTH = re.compile(r"#([A-Za-z_][A-Za-z0-9_]*)(?:\[([@*])\])?")
 _BRACED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|\d+|[@*#?$!-])(?:\[([^\]]*)\])?")
@@ -58,7 +57,11 @@ class Word(NamedTuple):
     @property
     def unquoted_literal(self) -> str | None:
         """The word's text when it is plain unquoted text (command names, options, operators in `[[ ]]`)."""
-        if all(p.kind == "lit" and not p.quoted for p in self.parts):
+        parts = self.parts
+        if len(parts) == 1:  # most words
+            p = parts[0]
+            return p.text if p.kind == "lit" and not p.quoted else None
+        if all(p.kind == "lit" and not p.quoted for p in parts):
             return "".join(p.text for p in self.parts)
         return None
 
@@ -131,7 +134,8 @@ def is_arithmetic(src: Source, node: Node) -> bool:
 
 
 def is_name(text: str) -> bool:
-    return _NAME.fullmatch(text) is not None
+    """A shell variable name: `[A-Za-z_][A-Za-z0-9_]*` (an ASCII identifier is exactly that)."""
+    return text.isascii() and text.isidentifier()
 
 
 def delimiter(text: str) -> tuple[str, bool]:
@@ -161,12 +165,16 @@ class WordReader:
         self.src = src
 
     def word(self, node: Node) -> Word:
-        if node.type == "word":  # most words: plain text, read without the general walk
+        kind = node.type
+        if kind == "word":  # most words: plain text, read without the general walk
             text = self.src.of_node(node)
             if "\\" not in text:
                 return Word((Part("lit", text),) if text else (), self.src.line(node.start_byte))
         parts: list[Part] = []
-        self.parts(node, parts, False, 0)
+        if kind == "string":  # the next most common: read as `parts` reads one
+            self._string(node, parts, 0)
+        else:
+            self.parts(node, parts, False, 0)
         return Word(_dollars(tuple(parts)), self.src.line(begins(self.src, node)))
 
     def sequence(self, node: Node, start: int, end: int, out: list[Part]) -> None:
@@ -240,33 +248,41 @@ class WordReader:
 
     def _string(self, node: Node, out: list[Part], depth: int) -> None:
         kids = node.children
-        if 2 <= len(kids) <= 3 and kids[-1].type == '"' and (len(kids) == 2 or kids[1].type == "string_content"):
+        closed = len(kids) > 1 and kids[-1].type == '"'
+        if closed and len(kids) <= 3 and (len(kids) == 2 or kids[1].type == "string_content"):
             text = self.src.text(node.start_byte + 1, node.end_byte - 1)  # most strings: "text"
             if "\\" not in text:
                 out.append(Part("lit", text, True))
                 return
         start = len(out)
-        end = node.end_byte - 1 if node.child_count > 1 and node.children[-1].type == '"' else node.end_byte
-        self._sequence(node, node.start_byte + 1, end, out, True, depth)
+        end = node.end_byte - 1 if closed else node.end_byte
+        self._sequence(node, node.start_byte + 1, end, out, True, depth, kids)
         if len(out) == start:
             out.append(Part("lit", "", True))
 
-    def _sequence(self, node: Node, start: int, end: int, out: list[Part], quoted: bool, depth: int) -> None:
-        """The parts of `node`'s children between `start` and `end`, text between them taken literally (and
-        the part of a token that reaches over either end: tree-sitter-bash gives a string's blanks to the
-        token after them)."""
+    def _sequence(self, node: Node, start: int, end: int, out: list[Part], quoted: bool, depth: int,
+                  children: list[Node] | None = None) -> None:
+        """The parts of `node`'s children (`children`, when the caller has them) between `start` and `end`, text
+        between them taken literally (and the part of a token that reaches over either end: tree-sitter-bash
+        gives a string's blanks to the token after them)."""
         at = start
-        for child in node.children:
-            if child.end_byte <= at or child.start_byte >= end:
+        for child in node.children if children is None else children:
+            child_end = child.end_byte
+            if child_end <= at:
                 continue
-            begin = begins(self.src, child) if child.type in _EXPANSIONS else child.start_byte
+            begin = child.start_byte
+            if begin >= end:
+                continue
+            kind = child.type
+            if kind in _EXPANSIONS:
+                begin = begins(self.src, child)
             if begin > at:
                 self._literal(self.src.text(at, begin), out, quoted)
-            if begin < at or child.end_byte > end or child.type == "string_content" or not child.is_named:
-                self._literal(self.src.text(max(at, begin), min(end, child.end_byte)), out, quoted)
+            if begin < at or child_end > end or kind == "string_content" or not child.is_named:
+                self._literal(self.src.text(max(at, begin), min(end, child_end)), out, quoted)
             else:
                 self.parts(child, out, quoted, depth)
-            at = min(end, child.end_byte)
+            at = min(end, child_end)
         if at < end:
             self._literal(self.src.text(at, end), out, quoted)
 

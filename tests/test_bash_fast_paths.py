@@ -1,0 +1,137 @@
+"""The fast paths of checks/bash give what the general paths give: reading a plain command or an assignment
+without pieces, evaluating a one-candidate parameter or a literal word directly, and leaving the words of
+a command unexpanded when the interpreter reads none of them."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checks.bash import Script
+from checks.bash.builtins import UNKNOWN
+from checks.bash.commands import launch_at, launched_at, run_at, scripts_run_at
+from checks.bash.interpreter import Interpreter, State
+from checks.bash.syntax import _BLANKS, Builder, _Piece
+from checks.bash.tree import Source, parse
+from checks.bash.values import UNSET, Evaluator, dedupe, mark, written
+from checks.bash.words import Part, Word
+
+_WORDS = ["echo", "vllm", "serve", "nohup", "python3", "-m", "sglang.launch_server", "f", "export", "local",
+          "declare", "unset", "[", "]", "[[", "]]", "=", "test", "true", "exit", "return", "cd", "eval", "bash",
+          "run.sh", "$X", '"$Y"', "${Z:-d}", "${X%/*}", "'q'", '"a b"', "a\\ b", "--tp=8", "$(echo a)", "$((1+2))",
+          "X=1", "Y=$X", "Z=(a $X)", "X+=2", "a[1]=x", "2>&1", ">", "log", "<<<", "$X/$Y/", "}", "{", "\\\n",
+          "vllm serve m", "nohup vllm serve m", "timeout 5 vllm serve m", "/usr/bin/env A=1 vllm serve $X",
+          "python3 -m sglang.launch_server", "export A=1 B", "local -a Z=(a $X) Y+=2", "declare -x", "readonly Q", "f() { vllm serve m; }\nf", "V=vllm\n$V serve m"]
+_SEPARATORS = [" ", " ", " ", "  ", "\t", "", "\n", "; ", " && ", " || ", " | ", " \\\n  "]
+_COMPOUND = ["if [ \"$X\" = 1 ]; then ", "fi\n", "else ", "f() { ", "}\n", "while true; do ", "done\n",
+             "case $X in a) ", ";; esac\n"]
+
+scripts = st.lists(st.one_of(st.sampled_from(_WORDS), st.sampled_from(_SEPARATORS), st.sampled_from(_COMPOUND)),
+                   max_size=40).map("".join)
+
+
+def _nodes(text: str, kinds: set[str]):
+    """(builder, node) for every node of `text`'s tree of one of `kinds` (none when tree-sitter gives up)."""
+    src = Source.of(text)
+    root = parse(src.data)
+    builder = Builder(src)
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if node.type in kinds:
+            yield builder, node
+        stack.extend(node.children)
+
+
+@settings(max_examples=400, deadline=None)
+@given(scripts)
+def test_plain_commands_declarations_and_assignments_are_built_as_their_pieces_would_be(text):
+    for builder, node in _nodes(text, {"command", "variable_assignment", "declaration_command"}):
+        pieces: list[_Piece] = []
+        if node.type == "command":
+            builder._pieces(node, pieces, 2)
+        else:
+            builder._piece(node, pieces, 1)
+        assert builder.statement(node, 1) == builder._assemble(pieces)
+
+
+@settings(max_examples=300, deadline=None)
+@given(scripts)
+def test_a_word_node_is_read_as_the_general_reader_reads_it(text):
+    for builder, node in _nodes(text, {"word"}):
+        fast: list[_Piece] = []
+        builder._piece(node, fast, 1)
+        general: list[_Piece] = []
+        if _BLANKS.search(builder.src.raw, node.start_byte, node.end_byte):
+            builder._uncovered(node.start_byte, node.end_byte, general)
+        else:
+            general.append(_Piece("word", builder.src.line(node.start_byte), node.start_byte, node.end_byte,
+                                  builder.words.word(node)))
+        assert fast == general
+
+
+class _Values(Evaluator):
+    """An evaluator over a plain mapping of candidates."""
+
+    def lookup(self, env, name):
+        return env.get(name, (None,))
+
+
+_ALTS = st.lists(st.one_of(st.sampled_from(["", "a", "a/b", " x y ", UNKNOWN, "p" + UNKNOWN]), st.none(),
+                           st.just(UNSET)), min_size=1, max_size=3).map(tuple)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ALTS, st.sampled_from(["", "0", "1", "@"]), st.sampled_from(["", ":-", "-", "+", ":+", "%", "#len"]))
+def test_a_parameter_is_what_its_operator_makes_of_each_candidate(alts, subscript, op):
+    evaluator = _Values()
+    part = Part("param", "$X", name="X", subscript=subscript, op=op, arg=(Part("lit", "d"),))
+    env = {"X": alts}
+    general = dedupe(v for alt in alts for v in evaluator._apply_op(env, part, alt, mark))
+    assert evaluator.param(env, part, mark) == general
+
+
+@given(st.text(alphabet=["a", " ", UNKNOWN, "$", '"'], max_size=6), st.booleans())
+def test_a_literal_word_as_text_is_what_its_expansion_says(text, quoted):
+    evaluator = _Values()
+    parts = (Part("lit", text, quoted),)
+    tokens = evaluator.expand({}, Word(parts, 0), split=False, hole=written)
+    general = list(tokens[0].values) if len(tokens) == 1 else [""]
+    assert evaluator.text({}, parts, written) == general
+
+
+class _Expanding(Interpreter):
+    """The interpreter expanding every word of every command (no command's words left unread)."""
+
+    def reads_no_fields(self, command):
+        return False
+
+
+def _launches(interp: Interpreter, script: Script):
+    script._run(interp, uncalled=True)
+    return interp.launches
+
+
+@settings(max_examples=300, deadline=None)
+@given(scripts, st.dictionaries(st.sampled_from(["X", "Y", "Z", "TP"]), st.sampled_from(["1", "a b", ""])))
+def test_words_left_unread_change_no_launch_and_ask_nothing_more(text, known):
+    script = Script(text)
+    fast, general = Interpreter(known), _Expanding(known)
+    assert _launches(fast, script) == _launches(general, script)
+    assert set(fast.known.asked) <= set(general.known.asked)
+    assert fast.run(script.statements, State({}, set())).vars == general.run(script.statements, State({}, set())).vars
+
+
+_HEADS = st.sampled_from([[], ["docker", "run", "img"], ["docker", "run", "--entrypoint=/bin/bash", "img"],
+                           ["nohup"], ["env", "A=1"], ["timeout", "5m"], ["srun", "-N", "2"]])
+_ARGS = st.tuples(_HEADS, st.lists(st.one_of(st.none(), st.sampled_from(
+    ["vllm", "serve", "sglang", "python3", "python3.12", "-m", "sglang.launch_server", "/usr/bin/nohup", "env",
+     "A=1", "-n", "5", "2m", "timeout", "srun", "docker", "run", "--entrypoint=/bin/bash", "img", "bash", "-c",
+     "sh", "source", ".", "sbatch", "job.sh", "echo", "x", ""])), max_size=5)).map(lambda t: t[0] + t[1])
+
+
+@settings(max_examples=500, deadline=None)
+@given(_ARGS)
+def test_what_a_command_runs_is_found_as_reading_it_all_finds_it(values):
+    assert run_at(values) == scripts_run_at(values)
+    assert launch_at(values) == launched_at(values)
