@@ -115,12 +115,11 @@ class MasterConfig:
         if block is None:
             return out
         text = block.text
-        found = (m for m in map(_FIELD.match, text.splitlines()[1:]) if m) if _other_breaks(text) else \
-            _FIELD_LINE.finditer(text)
-        for m in found:
-            if m.group(1) not in out:
-                value = m.group(2)
-                out[m.group(1)] = (_COMMENT.sub("", value) if "#" in value else value).strip().strip("'\"")
+        found = [m.groups() for m in map(_FIELD.match, text.splitlines()[1:]) if m] if _other_breaks(text) else \
+            _FIELD_LINE.findall(text)
+        for name, value in found:
+            if name not in out:
+                out[name] = (_COMMENT.sub("", value) if "#" in value else value).strip().strip("'\"")
         self._fields[key] = out
         return out
 
@@ -138,10 +137,13 @@ class EntryChange:
     error: YamlProblem | None = None
 
 
-def configs(snap: Snapshot, at: str) -> dict[str, MasterConfig]:
-    """Every master config at "base" or "head", by path."""
+def configs(snap: Snapshot, at: str, known: dict[str, MasterConfig] | None = None) -> dict[str, MasterConfig]:
+    """Every master config at "base" or "head", by path; a file whose text is that of its config in `known` (the
+    other side's, for a file the PR leaves alone) is that config, so it is split and read once."""
     source = snap.master_base if at == "base" else snap.master_head
-    return {path: MasterConfig(path, text) for path, text in source.items()}
+    known = known or {}
+    return {path: known[path] if path in known and known[path].text == text else MasterConfig(path, text)
+            for path, text in source.items()}
 
 
 def changed_entries(base_cfgs: dict[str, MasterConfig], head_cfgs: dict[str, MasterConfig]) -> list[EntryChange]:

@@ -120,7 +120,7 @@ class _Builder:
 
     def build(self, node: yaml.Node, depth: int) -> Any:
         line = node.start_mark.line + 1 + self.offset
-        if id(node) in self.built:
+        if id(node) in self.built:  # only collections are kept: a scalar is built again, as cheaply
             self.aliases -= 1
             if self.aliases < 0:
                 raise YamlProblem(line, f"more than {MAX_ALIASES} alias references; not parsed")
@@ -130,53 +130,71 @@ class _Builder:
             raise YamlProblem(line, f"more than {MAX_NODES} nodes; not parsed")
         if depth > MAX_DEPTH * 2:
             raise YamlProblem(line, "nesting too deep")
-        value = self._value(node, line, depth)
-        if isinstance(node, yaml.CollectionNode):
-            self.built[id(node)] = value
-            # Size as a naive walk would see it, aliases expanded: bounded so no consumer can blow up.
-            children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else node.value
-            size = 1 + sum(self.sizes.get(id(child), 1) for child in children)
-            if size > MAX_NODES:
-                raise YamlProblem(line, f"expands to more than {MAX_NODES} nodes through aliases; not parsed")
-            self.sizes[id(node)] = size
+        if isinstance(node, yaml.ScalarNode):
+            return _scalar(node, line)
+        value = self._mapping(node, line, depth) if isinstance(node, yaml.MappingNode) else \
+            self._sequence(node, line, depth)
+        self.built[id(node)] = value
+        # Size as a naive walk would see it, aliases expanded: bounded so no consumer can blow up.
+        sizes = self.sizes
+        children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else node.value
+        size = 1 + sum(sizes.get(id(child), 1) for child in children)
+        if size > MAX_NODES:
+            raise YamlProblem(line, f"expands to more than {MAX_NODES} nodes through aliases; not parsed")
+        sizes[id(node)] = size
         return value
 
-    def _value(self, node: yaml.Node, line: int, depth: int) -> Any:
+    def _mapping(self, node: yaml.MappingNode, line: int, depth: int) -> LineDict:
         offset = self.offset
-        if isinstance(node, yaml.MappingNode):
-            result = LineDict()
-            result.line = line
-            result.key_lines = {}
-            for key_node, value_node in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    merged = self.build(value_node, depth + 1)
-                    for part in merged if isinstance(merged, list) else [merged]:
-                        if isinstance(part, dict):
-                            for k, v in part.items():
-                                result.setdefault(k, v)
-                                result.key_lines.setdefault(k, key_node.start_mark.line + 1 + offset)
-                    continue
-                key = self.build(key_node, depth + 1)
-                if isinstance(key, (dict, list)):
-                    raise YamlProblem(key_node.start_mark.line + 1 + offset, "a mapping key must be a scalar")
-                result[key] = self.build(value_node, depth + 1)
-                result.key_lines[key] = key_node.start_mark.line + 1 + offset
-            return result
-        if isinstance(node, yaml.SequenceNode):
-            result = LineList()
-            result.line = line
-            result.item_lines = []
-            for item in node.value:
-                result.append(self.build(item, depth + 1))
-                result.item_lines.append(item.start_mark.line + 1 + offset)
-            return result
-        constructor = _CONSTRUCTOR.yaml_constructors.get(node.tag)
-        if constructor is None:
-            return node.value  # unknown tag: keep the text
-        try:
-            value = constructor(_CONSTRUCTOR, node)
-        except (yaml.YAMLError, ValueError, TypeError) as exc:
-            raise YamlProblem(line, f"bad scalar: {exc}") from None
-        if hasattr(value, "__next__"):  # set/omap constructors are generators
-            return node.value
-        return value
+        result = LineDict()
+        result.line = line
+        result.key_lines = key_lines = {}
+        for key_node, value_node in node.value:
+            key_line = key_node.start_mark.line + 1 + offset
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                merged = self.build(value_node, depth + 1)
+                for part in merged if isinstance(merged, list) else [merged]:
+                    if isinstance(part, dict):
+                        for k, v in part.items():
+                            result.setdefault(k, v)
+                            key_lines.setdefault(k, key_line)
+                continue
+            key = self.build(key_node, depth + 1)
+            if isinstance(key, (dict, list)):
+                raise YamlProblem(key_line, "a mapping key must be a scalar")
+            result[key] = self.build(value_node, depth + 1)
+            key_lines[key] = key_line
+        return result
+
+    def _sequence(self, node: yaml.SequenceNode, line: int, depth: int) -> LineList:
+        offset = self.offset
+        result = LineList()
+        result.line = line
+        result.item_lines = item_lines = []
+        for item in node.value:
+            result.append(self.build(item, depth + 1))
+            item_lines.append(item.start_mark.line + 1 + offset)
+        return result
+
+
+_STR = "tag:yaml.org,2002:str"
+_NULL = "tag:yaml.org,2002:null"
+
+
+def _scalar(node: yaml.ScalarNode, line: int) -> Any:
+    """The value of a scalar node, as PyYAML's safe constructor makes it (a string is its text)."""
+    tag = node.tag
+    if tag == _STR:
+        return node.value
+    if tag == _NULL:
+        return None
+    constructor = _CONSTRUCTOR.yaml_constructors.get(tag)
+    if constructor is None:
+        return node.value  # unknown tag: keep the text
+    try:
+        value = constructor(_CONSTRUCTOR, node)
+    except (yaml.YAMLError, ValueError, TypeError) as exc:
+        raise YamlProblem(line, f"bad scalar: {exc}") from None
+    if hasattr(value, "__next__"):  # set/omap constructors are generators
+        return node.value
+    return value
