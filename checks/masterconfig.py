@@ -63,7 +63,7 @@ class MasterConfig:
             if m:
                 line += text.count("\n", counted + 1, found.start() + 1)
                 counted = found.start()
-                starts.append((found.start(), line, next(g for g in m.groups() if g is not None).strip()))
+                starts.append((found.start(), line, m.group(m.lastindex).strip()))  # the one alternative that matched
         blocks: dict[str, Block] = {}
         for n, (offset, i, key) in enumerate(starts):
             end = starts[n + 1][0] if n + 1 < len(starts) else len(self.text)
