@@ -178,7 +178,7 @@ def changed_entries(base_cfgs: dict[str, MasterConfig], head_cfgs: dict[str, Mas
                 out.append(EntryChange(path, key, "removed", base_entry, None, line))
             elif b is None or base_entry is None:
                 out.append(EntryChange(path, key, "added", None, head_entry, line))
-            elif _plain(base_entry) != _plain(head_entry):
+            elif base_entry != head_entry:  # as plain dicts and lists: LineDict and LineList compare so
                 out.append(EntryChange(path, key, "modified", base_entry, head_entry, line))
     return out
 
@@ -228,14 +228,6 @@ def search_points(entry: dict) -> list[dict]:
         points.append({**shared, **point, "scenario": scenario,
                        "isl": group.get("isl"), "osl": group.get("osl"), "line": line})
     return points
-
-
-def _plain(value):
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _ordered_keys(base: dict, head: dict) -> list[str]:
