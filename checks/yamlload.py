@@ -143,8 +143,7 @@ class _Plain:
             if isinstance(event, yaml.StreamEndEvent):
                 return None
             value = self.value(self.next(), 0)
-            self.next()  # the document's end
-            if not isinstance(self.next(), yaml.StreamEndEvent):
+            if not isinstance(self.next(), yaml.DocumentEndEvent) or not isinstance(self.next(), yaml.StreamEndEvent):
                 raise _Unusual("more than one document")
             return value
         finally:
@@ -162,7 +161,7 @@ class _Plain:
             return self.mapping(line, depth)
         if kind is yaml.SequenceStartEvent:
             return self.sequence(line, depth)
-        raise _Unusual("an alias")
+        raise _Unusual("an alias")  # the only other event a node can be
 
     def tag(self, event: yaml.ScalarEvent) -> str:
         if event.tag is not None and event.tag != "!":
@@ -254,7 +253,7 @@ class _Builder:
         result.key_lines = key_lines = {}
         for key_node, value_node in node.value:
             key_line = key_node.start_mark.line + 1 + offset
-            if key_node.tag == "tag:yaml.org,2002:merge":
+            if key_node.tag == _MERGE:
                 merged = self.build(value_node, depth + 1)
                 for part in merged if isinstance(merged, list) else [merged]:
                     if isinstance(part, dict):
