@@ -166,7 +166,7 @@ def _score(a: tuple[str, ...], b: tuple[str, ...], a_counts: Counter, b_counts: 
     if a == b:
         return 1.0
     # No more words can match than the two have in common.
-    shared = sum(min(n, b_counts[w]) for w, n in a_counts.items() if w in b_counts)
+    shared = sum(min(a_counts[w], b_counts[w]) for w in a_counts.keys() & b_counts.keys())
     if max(2 * shared / (len(a) + len(b)), shared / short) < THRESHOLD:
         return 0.0  # neither measure can reach THRESHOLD
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
