@@ -158,13 +158,15 @@ def _words(text: str, vocabulary: list[str], typos: dict[str, str]) -> tuple[str
     return tuple(out)
 
 
-def _score(a: tuple[str, ...], b: tuple[str, ...]) -> float:
+def _score(a: tuple[str, ...], b: tuple[str, ...], a_counts: Counter, b_counts: Counter) -> float:
+    """How alike two word sequences are (`a_counts`, `b_counts`: how often each word occurs in them)."""
     short, long_ = sorted((len(a), len(b)))
     if not short or short < COVER_MIN_LENGTH * long_:
         return 0.0  # neither measure can reach THRESHOLD
     if a == b:
         return 1.0
-    shared = sum((Counter(a) & Counter(b)).values())  # no more words can match than the two have in common
+    # No more words can match than the two have in common.
+    shared = sum(min(a_counts[w], b_counts[w]) for w in a_counts.keys() & b_counts.keys())
     if max(2 * shared / (len(a) + len(b)), shared / short) < THRESHOLD:
         return 0.0  # neither measure can reach THRESHOLD
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
@@ -180,8 +182,10 @@ def _assign(items: list[_TemplateItem], signed: list[tuple[str, ...]]) -> dict[i
     cannot stand in for a missing sibling; then one-to-one, best score first.
     """
     pairs = []
+    counts = [Counter(t.words) for t in items]
     for si, words in enumerate(signed):
-        scores = [_score(t.words, words) for t in items]
+        mine = Counter(words)
+        scores = [_score(t.words, words, c, mine) for t, c in zip(items, counts)]
         best = max(scores, default=0.0)
         if best >= THRESHOLD:
             pairs.extend((-best, ti, si) for ti, score in enumerate(scores) if score == best)

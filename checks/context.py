@@ -168,7 +168,7 @@ class Context:
 
     @cached_property
     def head_configs(self) -> dict[str, masterconfig.MasterConfig]:
-        return masterconfig.configs(self.snap, "head")
+        return masterconfig.configs(self.snap, "head", self.base_configs)
 
     @cached_property
     def changed_entries(self) -> list[masterconfig.EntryChange]:

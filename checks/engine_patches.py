@@ -53,6 +53,7 @@ patch file or master config.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 
 from . import reachability, waivers
@@ -193,9 +194,10 @@ def analysis(ctx: Context) -> tuple[list[Site], list[Site], frozenset[str]]:
     for f in sorted((f for f in ctx.changed_files if _in_scope(ctx, f)), key=lambda f: f.path):
         reading = _file_sites(ctx, f)
         missing |= reading.missing
-        added = {n for n, _ in ctx.added_lines(f)}
+        added = sorted({n for n, _ in ctx.added_lines(f)})
         for site in reading.sites:
-            touched = any(site.line <= n <= site.end for n in added)
+            first = bisect.bisect_left(added, site.line)  # the first added line at or after the site's start
+            touched = first < len(added) and added[first] <= site.end
             (introduced if touched else preexisting).append(site)
     if preexisting:
         reach = reachability.reached(ctx, tuple(sorted({s.path for s in preexisting})))

@@ -94,7 +94,7 @@ def task_items(doc: Document, before: int | None = None) -> tuple[TaskItem, ...]
 
 def unlink(text: str) -> str:
     """Inline source with each link (or image) replaced by its text."""
-    return _LINK.sub(r"\1", text)
+    return _LINK.sub(r"\1", text) if "](" in text else text  # every link has its "]("
 
 
 @cache

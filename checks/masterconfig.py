@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from .snapshot import Snapshot
 from .yamlload import LineDict, YamlProblem, load
@@ -35,8 +35,7 @@ def _other_breaks(text: str) -> bool:
     return any(c in text for c in _OTHER_BREAKS)
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(NamedTuple):  # a tuple: one is made per entry of a 12,000-line file, at base and at head
     key: str
     line: int  # 1-based line of the key
     text: str  # the key line through the line before the next key
@@ -63,7 +62,7 @@ class MasterConfig:
             if m:
                 line += text.count("\n", counted + 1, found.start() + 1)
                 counted = found.start()
-                starts.append((found.start(), line, next(g for g in m.groups() if g is not None).strip()))
+                starts.append((found.start(), line, m.group(m.lastindex).strip()))  # the one alternative that matched
         blocks: dict[str, Block] = {}
         for n, (offset, i, key) in enumerate(starts):
             end = starts[n + 1][0] if n + 1 < len(starts) else len(self.text)
@@ -115,12 +114,11 @@ class MasterConfig:
         if block is None:
             return out
         text = block.text
-        found = (m for m in map(_FIELD.match, text.splitlines()[1:]) if m) if _other_breaks(text) else \
-            _FIELD_LINE.finditer(text)
-        for m in found:
-            if m.group(1) not in out:
-                value = m.group(2)
-                out[m.group(1)] = (_COMMENT.sub("", value) if "#" in value else value).strip().strip("'\"")
+        found = [m.groups() for m in map(_FIELD.match, text.splitlines()[1:]) if m] if _other_breaks(text) else \
+            _FIELD_LINE.findall(text)
+        for name, value in found:
+            if name not in out:
+                out[name] = (_COMMENT.sub("", value) if "#" in value else value).strip().strip("'\"")
         self._fields[key] = out
         return out
 
@@ -138,10 +136,13 @@ class EntryChange:
     error: YamlProblem | None = None
 
 
-def configs(snap: Snapshot, at: str) -> dict[str, MasterConfig]:
-    """Every master config at "base" or "head", by path."""
+def configs(snap: Snapshot, at: str, known: dict[str, MasterConfig] | None = None) -> dict[str, MasterConfig]:
+    """Every master config at "base" or "head", by path; a file whose text is that of its config in `known` (the
+    other side's, for a file the PR leaves alone) is that config, so it is split and read once."""
     source = snap.master_base if at == "base" else snap.master_head
-    return {path: MasterConfig(path, text) for path, text in source.items()}
+    known = known or {}
+    return {path: known[path] if path in known and known[path].text == text else MasterConfig(path, text)
+            for path, text in source.items()}
 
 
 def changed_entries(base_cfgs: dict[str, MasterConfig], head_cfgs: dict[str, MasterConfig]) -> list[EntryChange]:
@@ -177,7 +178,7 @@ def changed_entries(base_cfgs: dict[str, MasterConfig], head_cfgs: dict[str, Mas
                 out.append(EntryChange(path, key, "removed", base_entry, None, line))
             elif b is None or base_entry is None:
                 out.append(EntryChange(path, key, "added", None, head_entry, line))
-            elif _plain(base_entry) != _plain(head_entry):
+            elif base_entry != head_entry:  # as plain dicts and lists: LineDict and LineList compare so
                 out.append(EntryChange(path, key, "modified", base_entry, head_entry, line))
     return out
 
@@ -227,14 +228,6 @@ def search_points(entry: dict) -> list[dict]:
         points.append({**shared, **point, "scenario": scenario,
                        "isl": group.get("isl"), "osl": group.get("osl"), "line": line})
     return points
-
-
-def _plain(value):
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _ordered_keys(base: dict, head: dict) -> list[str]:

@@ -182,7 +182,7 @@ class _Parser:
         self.retire_after = []
 
     def _prose(self, i: int, line: str) -> None:
-        marked = re.sub(r"\s+", " ", _ticks(line)).strip()  # backticks kept: they mark prefixes
+        marked = " ".join(_ticks(line).split())  # backticks kept: they mark prefixes
         if not marked:
             return
         if _NOT_ENACTED.match(marked.replace("`", "")):
@@ -256,12 +256,13 @@ class _Parser:
             if deprecated_col is None:
                 continue
             for item in _items(_clean(_at(cells, deprecated_col))):
-                dep = _interpret(item, line, f"{', '.join(prefixes)}: deprecated {item}", prefixes)
+                iso = _ISO.search(item)
+                dep = _interpret(item, line, f"{', '.join(prefixes)}: deprecated {item}", prefixes,
+                                 _iso(iso) if iso else None)
                 if dep is None:
                     self.unreadable.append(Unreadable(line, f"{', '.join(prefixes)}: deprecated {item}", prefixes))
                     continue
-                iso = _ISO.search(item)
-                self.out.append(replace(dep, since=_iso(iso) if iso else None))
+                self.out.append(dep)
 
     def _notice_table(self, body, model_col: int, deprecated_col: int) -> None:
         self.last_table = []
@@ -274,25 +275,25 @@ class _Parser:
                 self.unreadable.append(Unreadable(line, text))
                 continue
             self.section_prefixes += prefixes
-            dep = _interpret(deprecated, line, text, prefixes)
+            day0 = "day 0" in deprecated.lower()
+            since = None if day0 or self.last_day is None else self.last_day + timedelta(days=1)
+            dep = _interpret(deprecated, line, text, prefixes, since)
             if dep is None:
                 self.unreadable.append(Unreadable(line, text, prefixes))
                 continue
-            day0 = "day 0" in deprecated.lower()
-            since = None if day0 or self.last_day is None else self.last_day + timedelta(days=1)
-            self.out.append(replace(dep, since=since))
+            self.out.append(dep)
             if not day0:
                 self.last_table.append(len(self.out) - 1)
 
 
-def _interpret(item: str, line: int, text: str, prefixes: tuple[str, ...]) -> Deprecation | None:
-    """A deprecation from a cell or list item naming a scenario, a precision and/or a non-X arm."""
+def _interpret(item: str, line: int, text: str, prefixes: tuple[str, ...], since: date | None) -> Deprecation | None:
+    """A deprecation (from `since`) from a cell or list item naming a scenario, a precision and/or a non-X arm."""
     scenarios = _scenarios(item)
     precision = _PRECISION.search(item)
     if not scenarios and not precision:
         return None
     return Deprecation(line, text, prefixes, scenarios[0] if scenarios else None,
-                       precision.group(1).lower() if precision else None, bool(_ARM.search(item)))
+                       precision.group(1).lower() if precision else None, bool(_ARM.search(item)), since)
 
 
 def _scenarios(text: str) -> list[str]:
@@ -327,7 +328,7 @@ def _ticks(text: str) -> str:
 
 def _clean(text: str) -> str:
     """Markdown removed: links to their text, emphasis and backticks dropped, spaces collapsed."""
-    return re.sub(r"\s+", " ", _ticks(text).replace("`", "")).strip()
+    return " ".join(_ticks(text).replace("`", "").split())
 
 
 def _date_in(text: str) -> date | None:

@@ -330,6 +330,8 @@ def recipe_settings(doc, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simul
 
 def thinking_mode(text: str) -> str:
     """`thinking_off` when the config explicitly disables thinking, else `thinking_on` (agentic coding thinks)."""
+    if text.isascii() and "thinking" not in text.lower():
+        return "thinking_on"  # the pattern needs the word (outside ASCII, re.I also reads "ı" as "i")
     code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
     return "thinking_off" if _THINKING_OFF.search(code.replace('\\"', '"')) else "thinking_on"
 

@@ -53,7 +53,7 @@ def check(ctx: Context) -> Iterator[Finding]:
                           f"this moves {_where(old)}; historical entries keep their order: put it back and add "
                           f"new entries at the end of the file")
     misplaced = {e.index: e for e in diff.misplaced if e.index not in accounted}
-    entries = diff.head.entries
+    head = diff.head
     for old in removed.values():
         replacement = misplaced.pop(old.index, None)
         if replacement is not None:
@@ -61,7 +61,7 @@ def check(ctx: Context) -> Iterator[Finding]:
                           f"this edits {_where(old)}; historical entries are immutable: restore it and record the "
                           f"change in a new entry at the end of the file")
             continue
-        anchor = entries[min(old.index, len(entries) - 1)].line if entries else 1
+        anchor = head.entry(min(old.index, len(head) - 1)).line if len(head) else 1  # where it was
         yield Finding(path, anchor, ID, SEVERITY,
                       f"{_where(old)} is deleted here; historical entries are immutable: restore it")
     for entry in misplaced.values():
