@@ -137,10 +137,10 @@ def bot_app(spec: dict[str, Any]):
     settings = Settings(app_id=REPLAY_APP_ID, private_key=throwaway_key(), webhook_secret=SECRET,
                         db_path=spec["db"], github_url=load["github_url"] if load else Settings.github_url,
                         workers=VERIFICATIONS + 1, reconcile_seconds=3600)
-    store = open_store(spec["db"])
-    app = create_app(settings, store, run_workers=load is not None)
+    app = create_app(settings, run_workers=load is not None)  # its own store, as `signoff-bot serve` has
     if load is None:
         return app
+    store = open_store(spec["db"])  # the feeder's
 
     from starlette.requests import Request
     from starlette.responses import JSONResponse
