@@ -19,7 +19,7 @@ from app.jobs import Clients
 from app.jobs_process import Forwarded, JobsProcess, apply
 from app.observability import Metrics
 from app.replay import REPLAY_APP_ID, throwaway_key
-from app.settings import Settings
+from app.settings import ConfigError, Settings
 from app.stores import open_store
 from app.worker import Refused
 
@@ -127,3 +127,17 @@ def test_a_killed_jobs_process_is_started_again_its_job_runs_again_and_none_outl
         descendants = [jobs, *_spawned(jobs)]
         stack.kill_app()
         stack.wait(lambda: all(map(_gone, descendants)), 20, "the jobs' and checks' processes to exit")
+
+
+@pytest.mark.parametrize("text, nice", [(None, 10), ("0", 0), ("19", 19), (" 5 ", 5)])
+def test_the_work_nice_setting(text, nice):
+    env = {"SIGNOFF_BOT_APP_ID": "1", "SIGNOFF_BOT_PRIVATE_KEY": throwaway_key(), "SIGNOFF_BOT_WEBHOOK_SECRET": "s"}
+    assert Settings.from_env(env if text is None else {**env, "SIGNOFF_BOT_WORK_NICE": text}).work_nice == nice
+
+
+@pytest.mark.parametrize("text", ["20", "-1", "ten", "2.5", ""])
+def test_a_work_nice_out_of_range_is_refused(text):
+    env = {"SIGNOFF_BOT_APP_ID": "1", "SIGNOFF_BOT_PRIVATE_KEY": throwaway_key(), "SIGNOFF_BOT_WEBHOOK_SECRET": "s",
+           "SIGNOFF_BOT_WORK_NICE": text}
+    with pytest.raises(ConfigError, match="SIGNOFF_BOT_WORK_NICE must be a whole number from 0 to 19"):
+        Settings.from_env(env)
