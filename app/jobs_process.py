@@ -80,6 +80,8 @@ class Forwarded:
         self.calls: collections.deque[Call] = collections.deque()  # appended to from any thread
 
     def __getattr__(self, name: str) -> _Metric:
+        if name.startswith("_"):
+            raise AttributeError(name)
         return _Metric(self.calls, name)
 
     def taken(self) -> list[Call]:
@@ -98,7 +100,10 @@ def apply(metrics: Metrics, calls: list[Call]) -> None:
 
 
 def _main(settings: Settings, conn: Connection, owners: list[str]) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server says when to stop (Ctrl-C reaches the group)
+    # The server says when to stop: Ctrl-C reaches the whole process group, a service manager may signal
+    # every process of the service, and the server, stopping, asks this one to stop after its own requests.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     yield_to_the_event_loop()
     lower_priority(settings.work_nice)  # before any thread starts: they all inherit it
     setup_logging(settings.log_level)
