@@ -9,6 +9,11 @@ a millisecond), so a delivery waits for a verification's CPU at most that
 long at a time, and the checks, the longest stretches of it, run in
 processes of their own (app/judge.py). The jobs' blocking store calls run on
 this loop's own thread pool, apart from the server's.
+
+With `apart` (the App's own store, as `signoff-bot serve` runs it), the
+workers run in a process of their own at a lower CPU priority instead
+(app/jobs_process.py) and the thread keeps the reconcile pass: the server's
+event loop then shares the GIL with no verification at all.
 """
 
 from __future__ import annotations
@@ -17,22 +22,27 @@ import asyncio
 import threading
 
 from .jobs import Clients, JobRunner
+from .jobs_process import JobsProcess
 from .judge import Judge
 from .scheduling import yield_to_the_event_loop
 from .observability import Metrics
 from .settings import Settings
 from .store import Store
-from .worker import Reconciler, Refused, Worker
+from .worker import Reconciler, Refused, start_workers
 
 START_SECONDS = 10.0
 
 
 class Background:
-    """`settings.workers` workers and the reconcile pass on the `signoff-bot jobs` thread."""
+    """`settings.workers` workers and the reconcile pass on the `signoff-bot jobs` thread; with `apart`, the
+    workers in the jobs' process (app/jobs_process.py), which opens the store `settings.db_path` names."""
 
-    def __init__(self, settings: Settings, store: Store, clients: Clients, metrics: Metrics, refused: Refused):
+    def __init__(self, settings: Settings, store: Store, clients: Clients, metrics: Metrics, refused: Refused,
+                 apart: bool = False):
         self.settings, self.store, self.clients, self.metrics, self.refused = settings, store, clients, metrics, refused
+        self.apart = apart
         self.judge: Judge | None = None
+        self.jobs: JobsProcess | None = None
         self.tasks: list[asyncio.Task] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -40,7 +50,11 @@ class Background:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        self.judge = Judge(self.settings.check_processes)
+        if self.apart:
+            self.jobs = JobsProcess(self.settings, self.metrics)
+            self.jobs.start()
+        else:
+            self.judge = Judge(self.settings.check_processes, self.settings.work_nice)
         self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), name="signoff-bot jobs",
                                         daemon=True)
         self._thread.start()
@@ -50,9 +64,9 @@ class Background:
     async def _main(self) -> None:
         yield_to_the_event_loop()  # and so do the threads of this loop's executor, started from here
         self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
-        runner = JobRunner(self.settings, self.store, self.clients, self.metrics, self.judge)
-        self.tasks = [asyncio.create_task(Worker(self.settings, self.store, runner, self.metrics).run_forever(self._stop))
-                      for _ in range(self.settings.workers)]
+        if self.judge is not None:
+            runner = JobRunner(self.settings, self.store, self.clients, self.metrics, self.judge)
+            self.tasks = start_workers(self.settings, self.store, runner, self.metrics, self._stop)
         self.tasks.append(asyncio.create_task(
             Reconciler(self.settings, self.store, self.clients, self.refused).run_forever(self._stop)))
         self._started.set()
@@ -62,10 +76,11 @@ class Background:
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
     def stopped(self) -> int:
-        """How many of its tasks have stopped (none should, between `start` and `stop`)."""
+        """How many of its tasks have stopped, the jobs' process counted as one (none should have, between
+        `start` and `stop`; a jobs' process that died is started again)."""
         if self._thread is None or not self._thread.is_alive():
             return max(1, len(self.tasks))
-        return sum(task.done() for task in self.tasks)
+        return sum(task.done() for task in self.tasks) + (self.jobs is not None and not self.jobs.alive())
 
     def stop(self) -> None:
         """Stop the workers (a job in flight is abandoned: its lease expires and it runs again) and wait."""
@@ -76,3 +91,5 @@ class Background:
         self._thread.join()
         if self.judge is not None:
             self.judge.close()
+        if self.jobs is not None:
+            self.jobs.stop()

@@ -46,7 +46,7 @@ from checks.rule import Rule
 from checks.snapshot import Snapshot, frozen_map
 
 from .github import GitHubError
-from .scheduling import yield_to_the_event_loop
+from .scheduling import lower_priority, yield_to_the_event_loop
 
 log = logging.getLogger("signoff_bot.judge")
 
@@ -152,9 +152,11 @@ IN_THREAD = InThread()
 # --- the checks' process ------------------------------------------------------------------------------
 
 
-def _serve(conn: Connection) -> None:
-    """The process: answer requests one at a time until the server's end of the pipe closes."""
+def _serve(conn: Connection, nice: int = 0) -> None:
+    """The process, at `nice` below the server's priority: answer requests one at a time until the server's
+    end of the pipe closes."""
     yield_to_the_event_loop()
+    lower_priority(nice)
     sessions: dict[int, Completion] = {}
     while True:
         try:
@@ -210,8 +212,8 @@ class _Request:
 class _Process:
     """One checks process and the thread that talks to it: requests in order, one answer each."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, name: str, nice: int = 0) -> None:
+        self.name, self.nice = name, nice
         self.sessions = 0  # open sessions pinned here
         self._requests: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
         self._conn: Connection | None = None
@@ -255,7 +257,7 @@ class _Process:
         if self._conn is None:
             context = multiprocessing.get_context("spawn")
             ours, theirs = context.Pipe()
-            self._process = context.Process(target=_serve, args=(theirs,), name=self.name, daemon=True)
+            self._process = context.Process(target=_serve, args=(theirs, self.nice), name=self.name, daemon=True)
             self._process.start()
             theirs.close()  # the process's end only in the process: when we go, it reads EOF and exits
             self._conn = ours
@@ -325,10 +327,11 @@ class _RemoteRounds:
 
 
 class Judge:
-    """`processes` checks processes; each verification's rounds go to the one with fewest open."""
+    """`processes` checks processes, `nice` below the caller's CPU priority (app/scheduling.py
+    `lower_priority`); each verification's rounds go to the one with fewest open."""
 
-    def __init__(self, processes: int = 1) -> None:
-        self._processes = [_Process(f"signoff-bot checks {n}") for n in range(processes)]
+    def __init__(self, processes: int = 1, nice: int = 0) -> None:
+        self._processes = [_Process(f"signoff-bot checks {n}", nice) for n in range(processes)]
         self._ids = itertools.count(1)
         for process in self._processes:
             process.tell("ping", 0)  # spawned now, not in the first verification

@@ -22,3 +22,14 @@ def yield_to_the_event_loop() -> None:
             os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
         except OSError:  # a sandbox that forbids it: the threads run as any other
             pass
+
+
+def lower_priority(nice: int) -> None:
+    """Lower the calling process's CPU priority by `nice` (0: leave it). Verifying is throughput work and
+    acknowledging a delivery is not: GitHub gives a delivery 10 s and retries a slow one, so when a delivery
+    arrives the kernel should give the server's event loop a core ahead of the verifications' processes."""
+    if nice and hasattr(os, "nice"):
+        try:
+            os.nice(nice)
+        except OSError:
+            pass

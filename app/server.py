@@ -63,7 +63,10 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
     metrics = Metrics()
     commits = GroupCommit(store)
     refused = Refused()
-    background = Background(settings, store, Clients(settings, metrics), metrics, refused) if run_workers else None
+    # A store handed in is an object of this process: its jobs run here too. The App's own store is opened
+    # again by the jobs' process, where the workers run apart from the webhook's event loop.
+    background = Background(settings, store, Clients(settings, metrics), metrics, refused,
+                            apart=owned) if run_workers else None
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI):

@@ -28,6 +28,7 @@ class Settings:
     body_seconds: float = 10.0  # for a body to arrive (GitHub gives up on a delivery after 10 s)
     workers: int = 2
     check_processes: int = 1  # processes the server runs the checks in (app/judge.py)
+    work_nice: int = 10  # how much lower the verifying processes' CPU priority is than the server's (0-19)
     lease_seconds: float = 30.0
     reconcile_seconds: float = 600.0
     job_budget_seconds: float = 900.0
@@ -98,6 +99,12 @@ class Settings:
                     numbers[field_name] = value
                 except ValueError:
                     problems.append(f"{name} must be a positive number")
+
+        nice_text = env.get("SIGNOFF_BOT_WORK_NICE", str(cls.work_nice)).strip()
+        if nice_text.isdigit() and int(nice_text) <= 19:
+            numbers["work_nice"] = int(nice_text)
+        else:
+            problems.append("SIGNOFF_BOT_WORK_NICE must be a whole number from 0 to 19")
 
         if numbers.get("max_unverified_bytes", cls.max_unverified_bytes) < cls.max_body_bytes:
             problems.append(f"SIGNOFF_BOT_MAX_UNVERIFIED_BYTES must be at least {cls.max_body_bytes} "

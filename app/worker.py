@@ -135,6 +135,13 @@ class Worker:
             log.warning("could not publish the failure", extra={"job": job.id, "repo": job.repo, "pr": job.pr})
 
 
+def start_workers(settings: Settings, store: Store, runner: JobRunner, metrics: Metrics, stop: asyncio.Event,
+                  names: list[str] | None = None) -> list[asyncio.Task]:
+    """`settings.workers` workers on the running loop until `stop` (named `names`, else by their defaults)."""
+    return [asyncio.create_task(Worker(settings, store, runner, metrics, name).run_forever(stop))
+            for name in names or [""] * settings.workers]
+
+
 @dataclass
 class Refused:
     """Deliveries the database refused, kept in memory until it takes them (at most `limit`; beyond

@@ -28,8 +28,8 @@ the machine as the busy App loads it). The generator speaks HTTP/1.1 over asynci
 httpx, which would cap the rate below what the bare endpoint serves. Its own
 CPU use and the servers' are reported, so a run shows which side was the
 bottleneck; a server's CPU is its process's and its descendants' (the busy
-App runs its checks in a process of its own, app/judge.py). With a closed
-loop, latency ≈ N / throughput (Little's law): N is part of the result.
+App runs its jobs and their checks in processes of their own, app/jobs_process.py
+and app/judge.py). With a closed loop, latency ≈ N / throughput (Little's law): N is part of the result.
 """
 
 from __future__ import annotations
@@ -137,10 +137,10 @@ def bot_app(spec: dict[str, Any]):
     settings = Settings(app_id=REPLAY_APP_ID, private_key=throwaway_key(), webhook_secret=SECRET,
                         db_path=spec["db"], github_url=load["github_url"] if load else Settings.github_url,
                         workers=VERIFICATIONS + 1, reconcile_seconds=3600)
-    store = open_store(spec["db"])
-    app = create_app(settings, store, run_workers=load is not None)
+    app = create_app(settings, run_workers=load is not None)  # its own store, as `signoff-bot serve` has
     if load is None:
         return app
+    store = open_store(spec["db"])  # the feeder's
 
     from starlette.requests import Request
     from starlette.responses import JSONResponse

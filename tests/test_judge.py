@@ -122,6 +122,15 @@ def test_rounds_begun_in_a_process_that_died_are_a_transient_error_in_the_next()
         judge.close()
 
 
+def test_the_process_runs_nice_below_the_server():
+    judge = Judge(1, nice=3)
+    try:
+        _same_as_in_thread(judge, DEMO_WORLD)
+        assert os.getpriority(os.PRIO_PROCESS, judge._processes[0]._process.pid) == os.nice(0) + 3
+    finally:
+        judge.close()
+
+
 def test_closing_stops_the_process():
     judge = Judge(1)
     _same_as_in_thread(judge, DEMO_WORLD)
