@@ -46,6 +46,7 @@ import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Callable
 
 from . import pycode
@@ -158,7 +159,7 @@ class ScriptReader:
     def sites(self) -> Reading:
         self.vars = self._variables()
         ends = {c.line: c.end for c in self.script.commands}
-        docs = self._heredocs()
+        docs = self._heredocs
         for call in self.script.simple_commands:
             self._track(call)
             doc = docs.get(call.line)
@@ -321,9 +322,9 @@ class ScriptReader:
 
     def _hook(self, base: str, name: str, args: list[str], call: SimpleCommand) -> list[tuple[str, str, bool]]:
         """A startup hook the command writes, judged by its content: a heredoc body, or the file it copies."""
-        doc = self._heredocs().get(call.line)
+        doc = self._heredocs.get(call.line)
         if doc is not None and name == "cat":
-            body = "\n".join(b.code for b in heredoc_bodies(self.script.lines)[doc.start])
+            body = self._bodies[doc.start]
             effect = hook_effect(body)
             return [(f"installs a Python startup hook ({base}) that {effect}", "", False)] if effect else []
         if name in _WRITERS and len(args) >= 2:
@@ -348,7 +349,7 @@ class ScriptReader:
         if "-m" in args:
             return []
         if doc is not None and doc.python and (not args or args[0] == "-"):
-            body = "\n".join(b.code for b in heredoc_bodies(self.script.lines)[doc.start])
+            body = self._bodies[doc.start]
             effect = program_effect(body, arg_targets)
             return [(f"python heredoc {effect}", "", False)] if effect else []
         script = next((a for a in args if not a.startswith("-")), None)
@@ -419,12 +420,18 @@ class ScriptReader:
                                                assignment=True))
 
     # --- helpers ---
+    @cached_property
     def _heredocs(self) -> dict[int, Heredoc]:
         out: dict[int, Heredoc] = {}
         for ln in self.script.lines:
             if ln.heredoc is not None:
                 out.setdefault(ln.heredoc.start, ln.heredoc)
         return out
+
+    @cached_property
+    def _bodies(self) -> dict[int, str]:
+        """The body of each heredoc (keyed as `_heredocs`), read once per script: a script may hold hundreds."""
+        return {start: "\n".join(b.code for b in body) for start, body in heredoc_bodies(self.script.lines).items()}
 
     def _source(self, line: int) -> str:
         return self.script.lines[line - 1].code if 0 < line <= len(self.script.lines) else ""
