@@ -46,6 +46,7 @@ import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Callable
 
 from . import pycode
@@ -61,6 +62,10 @@ _OUT = frozenset({">", ">>", ">|", "&>", "&>>"})
 _PYTHON = re.compile(r"^(?:.*/)?python[\d.]*$")
 _SHELLS = frozenset({"bash", "sh", "zsh"})
 _CONTAINERS = frozenset({"docker", "podman", "srun", "enroot", "apptainer", "singularity", "nerdctl"})
+_REMOVERS = frozenset({"tee", "rm", "truncate"})  # write (or remove) their operands
+_FETCHERS = {"curl": ("-o", "--output"), "wget": ("-O", "--output-document")}  # the option naming the file written
+_EXTRACTORS = {"tar": "-C", "unzip": "-d"}  # the option naming the directory written
+_PIPS = frozenset({"pip", "pip3"})
 _MOUNT = re.compile(r"(?:^|\s)(?:-v|--volume|-B|--bind)[ =]([^\s\"']+)|--container-mounts[ =]([^\s\"']+)"
                     r"|--mount[ =]([^\s\"']+)")
 _HOOKS = ("sitecustomize.py", "usercustomize.py")
@@ -158,7 +163,7 @@ class ScriptReader:
     def sites(self) -> Reading:
         self.vars = self._variables()
         ends = {c.line: c.end for c in self.script.commands}
-        docs = self._heredocs()
+        docs = self._heredocs
         for call in self.script.simple_commands:
             self._track(call)
             doc = docs.get(call.line)
@@ -299,17 +304,14 @@ class ScriptReader:
             targets += operands if scripted else operands[1:]
         elif name in _WRITERS and len(args) >= 2:
             targets.append(args[-1])
-        elif name in ("tee", "rm", "truncate"):
+        elif name in _REMOVERS:
             targets += args
         elif name == "dd":
             targets += [w[3:] for w in words[1:] if w.startswith("of=")]
-        elif name in ("curl", "wget"):
-            flag = ("-o", "--output") if name == "curl" else ("-O", "--output-document")
-            targets += [words[i + 1] for i, w in enumerate(words[:-1]) if w in flag]
-        elif name == "tar":
-            targets += [words[i + 1] for i, w in enumerate(words[:-1]) if w == "-C"]
-        elif name == "unzip":
-            targets += [words[i + 1] for i, w in enumerate(words[:-1]) if w == "-d"]
+        elif name in _FETCHERS:
+            targets += [words[i + 1] for i, w in enumerate(words[:-1]) if w in _FETCHERS[name]]
+        elif name in _EXTRACTORS:
+            targets += [words[i + 1] for i, w in enumerate(words[:-1]) if w == _EXTRACTORS[name]]
         out: list[tuple[str, str, bool]] = []
         hooks = [posixpath.basename(t) for t in targets + (args[:-1] if name in _WRITERS else [])]
         hook = next((h for h in hooks if h in _HOOKS or h.endswith(".pth")), None)
@@ -321,9 +323,9 @@ class ScriptReader:
 
     def _hook(self, base: str, name: str, args: list[str], call: SimpleCommand) -> list[tuple[str, str, bool]]:
         """A startup hook the command writes, judged by its content: a heredoc body, or the file it copies."""
-        doc = self._heredocs().get(call.line)
+        doc = self._heredocs.get(call.line)
         if doc is not None and name == "cat":
-            body = "\n".join(b.code for b in heredoc_bodies(self.script.lines)[doc.start])
+            body = self._bodies[doc.start]
             effect = hook_effect(body)
             return [(f"installs a Python startup hook ({base}) that {effect}", "", False)] if effect else []
         if name in _WRITERS and len(args) >= 2:
@@ -348,7 +350,7 @@ class ScriptReader:
         if "-m" in args:
             return []
         if doc is not None and doc.python and (not args or args[0] == "-"):
-            body = "\n".join(b.code for b in heredoc_bodies(self.script.lines)[doc.start])
+            body = self._bodies[doc.start]
             effect = program_effect(body, arg_targets)
             return [(f"python heredoc {effect}", "", False)] if effect else []
         script = next((a for a in args if not a.startswith("-")), None)
@@ -419,12 +421,18 @@ class ScriptReader:
                                                assignment=True))
 
     # --- helpers ---
+    @cached_property
     def _heredocs(self) -> dict[int, Heredoc]:
         out: dict[int, Heredoc] = {}
         for ln in self.script.lines:
             if ln.heredoc is not None:
                 out.setdefault(ln.heredoc.start, ln.heredoc)
         return out
+
+    @cached_property
+    def _bodies(self) -> dict[int, str]:
+        """The body of each heredoc (keyed as `_heredocs`), read once per script: a script may hold hundreds."""
+        return {start: "\n".join(b.code for b in body) for start, body in heredoc_bodies(self.script.lines).items()}
 
     def _source(self, line: int) -> str:
         return self.script.lines[line - 1].code if 0 < line <= len(self.script.lines) else ""
@@ -478,7 +486,7 @@ def _pip_install_args(words: tuple[str, ...]) -> list[str] | None:
     if not words:
         return None
     name = posixpath.basename(words[0])
-    if name in ("pip", "pip3"):
+    if name in _PIPS:
         rest = list(words[1:])
     elif _PYTHON.match(name) and words[1:3] == ("-m", "pip"):
         rest = list(words[3:])
@@ -542,8 +550,27 @@ def python_file_sites(path: str, text: str) -> list[Site]:
     return [Site(path, 1, 1, f"{kind} {effect}")]
 
 
+# The names a command needs for `ScriptReader._judge` to find a site in it (or a python), the options a mount
+# assignment needs; expansions, quotes, escapes and redirections make a line's words more than its text.
+_JUDGED = (frozenset({"git", "patch", "sed", "dd", "uv"}) | _SHELLS | _WRITERS | _REMOVERS | set(_FETCHERS)
+           | set(_EXTRACTORS) | _PIPS | _CONTAINERS)
+_MOUNT_OPTIONS = frozenset({"-v", "--volume", "-B", "--bind", "--container-mounts", "--mount"})  # `_MOUNT`'s
+_OPAQUE = re.compile(r"[$`'\"\\>]")
+_TOKEN_SEPARATORS = re.compile(r"[\s;&|(){}<=,/]+")
+
+
+def _may_hold_site(code: str) -> bool:
+    """Whether a line read alone can hold a site. Without expansions, quotes, escapes and redirections, every
+    word of it is its text between separators, so a command's name (its last `/` part) or a mount option
+    is one of the line's tokens: a line none of whose tokens is one `_judge` or `_MOUNT` reads holds none."""
+    if _OPAQUE.search(code):
+        return True
+    return any(t in _JUDGED or t in _MOUNT_OPTIONS or _PYTHON.match(t) for t in _TOKEN_SEPARATORS.split(code))
+
+
 def line_sites(path: str, lines: list[tuple[int, str]], read) -> list[Site]:
-    """Lines read alone as shell commands (a master config's added lines, a Dockerfile's `RUN`s)."""
+    """Lines read alone as shell commands (a master config's added lines, a Dockerfile's `RUN`s); a line that
+    cannot hold a site (`_may_hold_site`: most of a master config's) is not parsed."""
     sites: list[Site] = []
     alone: dict[str, list[Site]] = {}  # code -> its sites as line 1: a master config repeats its lines
     for n, raw in lines:
@@ -551,6 +578,6 @@ def line_sites(path: str, lines: list[tuple[int, str]], read) -> list[Site]:
         if not code.strip():
             continue
         if code not in alone:
-            alone[code] = ScriptReader(path, Script(code), read, MAX_DEPTH).sites().sites
+            alone[code] = ScriptReader(path, Script(code), read, MAX_DEPTH).sites().sites if _may_hold_site(code) else []
         sites += [replace(site, line=site.line + n - 1, end=site.end + n - 1) for site in alone[code]]
     return sites

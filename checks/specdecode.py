@@ -53,7 +53,7 @@ from .context import Context
 from .masterconfig import EntryChange
 from .policy import Policy
 from .recipe_index import points_running
-from .bash import Script
+from .bash import Script, reads_first_field
 from .spec_settings import (Simulation, SpecConfig, launch_settings, recipe_engine, recipe_settings, script_engine,
                             script_settings, thinking_mode)
 from .srtslurm import variants
@@ -103,6 +103,7 @@ _CLIENT_MODULE = re.compile(r"^\s*(?:from|import)\s+(?:vllm\.benchmarks\.serve|s
 _HEREDOC_TARGET = re.compile(r"(?:^|[;&|]\s*)(?:cat|tee)\b[^<>]*?>\s*([^\s<>|;&]+)[^\n]*<<")
 
 
+@reads_first_field
 def is_client_candidate(values: list[str | None]) -> bool:
     """The commands a trace records for check 9: client functions, python programs and client CLIs."""
     head = (values[0] or "").rsplit("/", 1)[-1] if values else ""

@@ -33,12 +33,13 @@ from typing import Callable, Mapping
 
 from .context import Context
 from .evidence import MISSING
-from .bash import UNKNOWN, Run, Trace
+from .bash import UNKNOWN, Run, Trace, reads_first_field
 
 MAX_HOPS = 6  # scripts run by scripts run by ... the first one
 MAX_REACHED = 24  # scripts one `reach` follows
 
 
+@reads_first_field
 def no_watch(values: list[str | None]) -> bool:
     """The watch that records no command (one function everywhere: traces are cached by their watch)."""
     return False

@@ -1,6 +1,6 @@
 """The fast paths of checks/bash give what the general paths give: reading a plain command or an assignment
 without pieces, evaluating a one-candidate parameter or a literal word directly, and leaving the words of
-a command unexpanded when the interpreter reads none of them."""
+a command unexpanded when the interpreter (or a trace's watch) reads none of them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from checks.bash import Script
 from checks.bash.builtins import UNKNOWN
 from checks.bash.commands import launch_at, launched_at, run_at, scripts_run_at
-from checks.bash.interpreter import Interpreter, State
+from checks.bash.interpreter import Interpreter, State, reads_first_field
 from checks.bash.syntax import _BLANKS, Builder, _Piece
 from checks.bash.tree import Source, parse
 from checks.bash.values import UNSET, Evaluator, dedupe, mark, written
@@ -103,7 +103,7 @@ def test_a_literal_word_as_text_is_what_its_expansion_says(text, quoted):
 class _Expanding(Interpreter):
     """The interpreter expanding every word of every command (no command's words left unread)."""
 
-    def reads_no_fields(self, command):
+    def reads_no_fields(self, command, node, state):
         return False
 
 
@@ -120,6 +120,27 @@ def test_words_left_unread_change_no_launch_and_ask_nothing_more(text, known):
     assert _launches(fast, script) == _launches(general, script)
     assert set(fast.known.asked) <= set(general.known.asked)
     assert fast.run(script.statements, State({}, set())).vars == general.run(script.statements, State({}, set())).vars
+
+
+_TRACED = ["$(bash run.sh)", "${Z:-$(f)}", "$(echo a; echo b)", "X=$(vllm serve m)", "source lib.sh", "sbatch $X",
+           "eval $X", "eval 'vllm serve m'", "bash -c 'f'", "cd $X", "printf %s $X", "python3 $X", "client $Y"]
+traced_scripts = st.lists(st.one_of(st.sampled_from(_WORDS + _TRACED), st.sampled_from(_SEPARATORS),
+                                    st.sampled_from(_COMPOUND)), max_size=40).map("".join)
+
+
+@reads_first_field
+def _first(values):
+    return bool(values) and values[0] in ("f", "python3", "client", "echo")
+
+
+@settings(max_examples=300, deadline=None)
+@given(traced_scripts, st.dictionaries(st.sampled_from(["X", "Y", "Z", "TP"]), st.sampled_from(["1", "a b", ""])))
+def test_a_trace_whose_watch_reads_the_first_field_finds_what_expanding_every_word_finds(text, known):
+    script = Script(text)
+    fast, general = Interpreter(known, _first), _Expanding(known, _first)
+    assert _launches(fast, script) == _launches(general, script)
+    assert (fast.calls, fast.runs) == (general.calls, general.runs)
+    assert set(fast.known.asked) <= set(general.known.asked)
 
 
 _HEADS = st.sampled_from([[], ["docker", "run", "img"], ["docker", "run", "--entrypoint=/bin/bash", "img"],

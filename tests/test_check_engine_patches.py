@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from checks import engine_patches
+from checks import engine_patches, patch_sites
+from checks.bash import Script
 from checks.result import Status
 from tests.builders import HEAD, REPO, SIGNOFF_HEAD, changed, comment, ctx, needs
 from tests.conftest import assert_check_agrees, world_params
@@ -325,3 +328,33 @@ def test_deterministic():
 @pytest.mark.parametrize("world", world_params())
 def test_shared_world(world):
     assert_check_agrees(world, engine_patches)
+
+
+
+_ENGINE_FILE = "/opt/vllm/vllm/a.py"
+_COMMAND_NAMES = ["git", "patch", "python", "python3.12", "bash", "sh", "zsh", "sed", "cp", "mv", "install", "ln",
+                  "rsync", "tee", "rm", "truncate", "dd", "curl", "wget", "tar", "unzip", "pip", "pip3", "uv",
+                  "docker", "podman", "srun", "enroot", "apptainer", "singularity", "nerdctl", "cat", "echo", "vllm"]
+_COMMAND_ARGS = ["apply x.diff", "am x.patch", "-p1 -d /opt/vllm", "-i s/a/b/ " + _ENGINE_FILE, "install vllm",
+                 "-m pip install vllm", "pip install sglang", "x.py " + _ENGINE_FILE, "apply_patches.sh", "patch.py",
+                 "of=" + _ENGINE_FILE, "-o " + _ENGINE_FILE, "-O " + _ENGINE_FILE, "-xf a.tgz -C /opt/vllm/vllm",
+                 "-d /opt/vllm/vllm a.zip", "run -v /a:/sgl-workspace/sglang/python img", "--mount=/a:/opt/vllm/vllm x",
+                 "a.py /opt/x/sitecustomize.py", "a.pth /opt/x/", "--bind /a:/opt/vllm/vllm"]
+
+
+def _no_file(path: str) -> str:
+    raise KeyError(path)
+
+
+def test_a_line_that_cannot_hold_a_site_holds_none():
+    """`line_sites` does not read a line `_may_hold_site` rules out: reading it would find no site. Every
+    command `_judge` reads, with arguments that make each a site, behind a path, a wrapper or a separator."""
+    found = 0
+    for name in _COMMAND_NAMES:
+        for args in _COMMAND_ARGS:
+            for code in (f"{name} {args}", f"/usr/bin/{name} {args}", f"sudo env A=1 timeout 10 {name} {args}",
+                         f"{{ {name} {args}; }}", f"x: 1 && ({name} {args})", f"A=-v=/a:/opt/vllm/vllm {name} {args}"):
+                sites = patch_sites.ScriptReader("x.yaml", Script(code), _no_file, patch_sites.MAX_DEPTH).sites().sites
+                found += bool(sites)
+                assert patch_sites._may_hold_site(code) or not sites, code
+    assert found > len(_COMMAND_NAMES) * 6  # most of them are sites

@@ -37,12 +37,18 @@ def _docker_run(values: list[str | None], i: int) -> int | None:
 
 def run_at(values: list[str | None]) -> tuple[str, int] | None:
     """(how, index of the script operand or of the `-c` string) of a command that runs a script; None if none."""
-    first = values[0] if values else None
-    name = first.rsplit("/", 1)[-1] if first is not None else ""
-    if name not in _RUNNERS and name not in _RUN_WRAPPERS and first != "docker" and (
-            first is None or not first.startswith("-") and "=" not in first and not _DURATION.fullmatch(first)):
+    if not values or not may_run(values[0]):
         return None  # most commands: `scripts_run_at` stops at the first word, which runs no script
     return scripts_run_at(values)
+
+
+def may_run(command: str | None) -> bool:
+    """Whether a command line whose first field is `command` can run a script (`run_at` finds none otherwise)."""
+    if command is None:
+        return False
+    name = command.rsplit("/", 1)[-1]
+    return (name in _RUNNERS or name in _RUN_WRAPPERS or command == "docker" or command.startswith("-")
+            or "=" in command or _DURATION.fullmatch(command) is not None)
 
 
 def scripts_run_at(values: list[str | None]) -> tuple[str, int] | None:

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from .builtins import UNKNOWN, decided, pure_output, test
-from .commands import launch_at, may_launch, run_at
+from .commands import launch_at, may_launch, may_run, run_at
 from .reading import statements
 from .syntax import AndOr, Case, Func, Group, If, Loop, Not, Simple
 from .tree import MAX_SCRIPT
 from .values import MAX_ALTS, UNSET, Evaluator, Token, dedupe, mark
-from .words import Word, assignment, is_name
+from .words import Part, Word, assignment, is_name
 
 _MAX_STEPS = 50_000
 _OUT = "\x00out"  # inside `$(...)`: what its body has printed so far (a variable no script can name)
@@ -31,6 +31,18 @@ _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})  # builtins taking NAME=value
 NOT_GIVEN = object()  # what `Given` records for a variable the runner does not give
 _BUILTINS = DECLARATIONS | {"unset", "exit", "return", "true", ":", "false", "[", "test", "[["}  # `simple` runs these
+
+
+def reads_first_field(watch: Callable[[list[str | None]], bool]) -> Callable[[list[str | None]], bool]:
+    """Declare that `watch` reads a command's first field only: a trace then leaves the other words of a
+    command it does not otherwise read unexpanded (`Interpreter.reads_no_fields`)."""
+    watch.first_field_only = True  # type: ignore[attr-defined]
+    return watch
+
+
+def _substitutes(parts: tuple[Part, ...]) -> bool:
+    """Whether a word holds a command substitution (also inside `${X:-$(...)}`): expanding it may run code."""
+    return any(p.kind == "cmd" or p.arg and _substitutes(p.arg) for p in parts)
 
 
 @dataclass(frozen=True)
@@ -174,6 +186,7 @@ class Interpreter(Evaluator):
         self.steps = 0
         self.tracing = watch is not None  # also follow `eval`, `bash -c` and `$(...)`; record calls and runs
         self.watch = watch
+        self.first_field_watch = getattr(watch, "first_field_only", False)
         self.calls: list[Call] = []
         self.runs: list[Run] = []
         self.nested_code = 0  # depth of strings run as code
@@ -340,9 +353,16 @@ class Interpreter(Evaluator):
         self.current = node.line
         split = not (node.words and node.words[0].unquoted_literal == "[[")
         fields: list[Token] = self.expand(state, node.words[0], split=split) if node.words else []
-        if fields and self.reads_no_fields(fields[0].first):
+        if fields and self.reads_no_fields(fields[0].first, node, state):
             command = fields[0].first
-            return (True, self.declare(node, state, command)) if command in DECLARATIONS else (None, state)
+            if command in DECLARATIONS:
+                return True, self.declare(node, state, command)
+            if self.tracing:  # what `simple` does below with such a command, the rest skipped as it needs no field
+                if _OUT in state.vars:
+                    state.vars[_IMPURE] = Binding(("1",), node.line)
+                if self.watch([command]):
+                    self.calls.append(self._call(node, state))
+            return None, state
         for w in node.words[1:]:
             fields.extend(self.expand(state, w, split=split))
         values = [t.first for t in fields]
@@ -413,14 +433,24 @@ class Interpreter(Evaluator):
                                      tuple(sorted(env.items())), self.at or node.line))
         return None, state
 
-    def reads_no_fields(self, command: str | None) -> bool:
+    def reads_no_fields(self, command: str | None, node: Simple, state: State) -> bool:
         """Whether `simple` needs no field of a command beyond its first (`command`), so its other words are
-        left unexpanded: when not tracing (expanding a word then has no effect, and the runner's variables it
-        would ask about are not asked, so `Given` still records what the run depends on), for a declaration
-        (`declare` reads its words itself) and for any command that is no builtin `simple` runs, no function
-        and no launch (`launch_at` reads the fields of those only)."""
-        return not self.tracing and (command in DECLARATIONS or command not in _BUILTINS
-                                     and command not in self.funcs and not may_launch(command))
+        left unexpanded (the runner's variables they would ask about are not asked, so `Given` still records
+        what the run depends on): for a declaration (`declare` reads its words itself) and for any command
+        that is no builtin `simple` runs, no function and no launch (`launch_at` reads the fields of those
+        only). When tracing, also only if expanding has no effect (no word holds a `$(...)`, which is run) and,
+        but for a declaration, the watch reads the first field only (`reads_first_field`) and the command is
+        none that tracing reads: no script run (`run_at`), `eval`, `cd`, or inside `$(...)` `echo`/`printf`."""
+        if not (command in DECLARATIONS or command not in _BUILTINS
+                and command not in self.funcs and not may_launch(command)):
+            return False
+        if not self.tracing:
+            return True
+        if any(_substitutes(w.parts) for w in node.words[1:]):
+            return False
+        return command in DECLARATIONS or (self.first_field_watch and not may_run(command)
+                                           and command not in ("eval", "cd")
+                                           and not (_OUT in state.vars and command in ("echo", "printf")))
 
     def _cd(self, state: State, target: Token, line: int) -> None:
         """`cd DIR`: PWD becomes DIR (joined to the PWD before when DIR is relative)."""
