@@ -85,3 +85,23 @@ def test_a_template_section_without_a_code_block_is_its_text_and_no_heading_is_n
     assert t.line == 2 and [(i.text, i.line) for i in t.items] == [("one", 2), ("two", 3)]
     assert signoff.template("# Checklist\n- [ ] one\n") is None
     assert signoff.template("```\n## Template\n- [ ] one\n```\n") is None  # a heading in code is no heading
+
+
+def test_table_rows_split_as_markdown_it_splits_them():
+    """`split_cells` stands in for markdown-it's `escapedSplit` in the table rule: the same cells for every
+    row, escaped pipes and backslash runs included, so a table reads as the stock parser reads it."""
+    import itertools
+
+    from markdown_it import MarkdownIt
+
+    stock_split = markdown.stock_table.__globals__["escapedSplit"]
+    for n in range(7):
+        for chars in itertools.product("|\\a ", repeat=n):
+            row = "".join(chars)
+            assert markdown.split_cells(row) == stock_split(row), row
+    stock = MarkdownIt("commonmark").enable("table").disable("inline")
+    text = "| a \\| b | c | d |\n|---|:-:|---|\n| x\\|y | z\\\\\\|w | v \\\\| u |\n\npara | graph\n"
+    fields = ("type", "map", "content")
+    assert [[getattr(t, f) for f in fields] for t in markdown._markdown().parse(text)] == \
+        [[getattr(t, f) for f in fields] for t in stock.parse(text)]
+    assert markdown.read(text).blocks[0].rows[1][1] == ("x|y", "z\\\\|w", "v \\| u")

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 from .reading import Reading
+from .record import record
 from .tree import Source, captures, parse, query
 from .words import Part
 
@@ -30,8 +31,8 @@ class Heredoc:
     python: bool  # the body is fed to a python interpreter
 
 
-@dataclass(frozen=True)
-class ShellLine:
+@record
+class ShellLine(NamedTuple):
     """One physical line of a script."""
 
     number: int
@@ -47,8 +48,8 @@ class ShellLine:
         return cls(number, text, code, None, code)
 
 
-@dataclass(frozen=True)
-class ShellCommand:
+@record
+class ShellCommand(NamedTuple):
     """A logical line: the physical lines bash reads as one (over a trailing backslash, or an open quote,
     array or `$(...)`), without comments and heredoc bodies."""
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
+from .record import record
 from .builtins import PATTERN_OPS, UNKNOWN, arithmetic, pattern_op, pure_output, substitution_command
 from .words import Part, Word, is_name
 
@@ -25,8 +25,8 @@ _INTEGER = re.compile(r"\s*-?\d+\s*")
 _POSITIONAL = frozenset({"@", "*", "#"})
 
 
-@dataclass(frozen=True)
-class Token:
+@record
+class Token(NamedTuple):
     """One field of an expanded command line.
 
     `values` are the candidate texts (one unless a branch could not be
