@@ -353,18 +353,9 @@ class Interpreter(Evaluator):
         self.current = node.line
         split = not (node.words and node.words[0].unquoted_literal == "[[")
         fields: list[Token] = self.expand(state, node.words[0], split=split) if node.words else []
-        if fields and self.reads_no_fields(fields[0].first, node, state):
-            command = fields[0].first
-            if command in DECLARATIONS:
-                return True, self.declare(node, state, command)
-            if self.tracing:  # what `simple` does below with such a command, the rest skipped as it needs no field
-                if _OUT in state.vars:
-                    state.vars[_IMPURE] = Binding(("1",), node.line)
-                if self.watch([command]):
-                    self.calls.append(self._call(node, state))
-            return None, state
-        for w in node.words[1:]:
-            fields.extend(self.expand(state, w, split=split))
+        if not (fields and self.reads_no_fields(fields[0].first, node, state)):
+            for w in node.words[1:]:
+                fields.extend(self.expand(state, w, split=split))
         values = [t.first for t in fields]
         command = values[0] if values else None
         if not node.words:
