@@ -4,12 +4,12 @@ a command unexpanded when the interpreter (or a trace's watch) reads none of the
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from checks.bash import Script
 from checks.bash.builtins import UNKNOWN
-from checks.bash.commands import launch_at, launched_at, run_at, scripts_run_at
+from checks.bash.commands import launch_at, launched_at, may_become_launch, run_at, scripts_run_at
 from checks.bash.interpreter import Interpreter, State, reads_first_field
 from checks.bash.syntax import _BLANKS, Builder, _Piece
 from checks.bash.tree import Source, parse
@@ -156,3 +156,34 @@ _ARGS = st.tuples(_HEADS, st.lists(st.one_of(st.none(), st.sampled_from(
 def test_what_a_command_runs_is_found_as_reading_it_all_finds_it(values):
     assert run_at(values) == scripts_run_at(values)
     assert launch_at(values) == launched_at(values)
+
+
+_LAUNCH_FIELDS = st.lists(st.one_of(st.none(), st.sampled_from(
+    ["vllm", "/opt/bin/vllm", "serve", "x/serve", "sglang", "python3", "python", "py", "-m", "-", "sglang.launch_server",
+     "vllm.entrypoints.openai.api_server", "nohup", "env", "A=1", "timeout", "5", "x", ""])), max_size=6)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_LAUNCH_FIELDS)
+def test_first_fields_said_to_rule_a_launch_out_rule_it_out_whatever_follows(values):
+    for n in range(len(values) + 1):
+        assert may_become_launch(values[:n]) or launch_at(values) is None
+
+
+_LAUNCHING = ["$V serve m", "python3 $X -m sglang.launch_server", "python -m py_compile $X", "python - $X", "${CMD[@]}", "CMD=(vllm serve m)", "python3 -m pip install x", "python -m $M",
+              "env A=1 python3 -m sglang.launch_server", "nohup $X", "'vllm' serve", "vllm \"serve\" m", "sglang serve"]
+launch_scripts = st.lists(st.one_of(st.sampled_from(_WORDS + _LAUNCHING), st.sampled_from(_SEPARATORS),
+                                    st.sampled_from(_COMPOUND)), max_size=40).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@example('CMD=(vllm serve m)\n"${CMD[@]}"', {})
+@example("python -m pip install x\npython3 - $X\n$V serve m", {"V": "vllm"})
+@example("f() { python3 $X -m sglang.launch_server; }", {"X": ""})
+@given(launch_scripts, st.dictionaries(st.sampled_from(["X", "Y", "Z", "V", "M", "CMD"]),
+                                       st.sampled_from(["1", "a b", "", "vllm", "sglang.launch_server"])))
+def test_a_script_said_to_reach_no_launch_reaches_none(text, known):
+    script = Script(text)
+    if not script._may_launch:
+        assert _launches(Interpreter(known), script) == []
+        assert script.launches(known) == ()

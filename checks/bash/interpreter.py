@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from .builtins import UNKNOWN, decided, pure_output, test
-from .commands import launch_at, may_launch, may_run, run_at
+from .commands import launch_at, may_become_launch, may_launch, may_run, run_at
 from .reading import statements
-from .syntax import AndOr, Case, Func, Group, If, Loop, Not, Simple
+from .syntax import AndOr, Case, Func, Group, If, Loop, Not, Simple, walk
 from .tree import MAX_SCRIPT
 from .values import MAX_ALTS, UNSET, Evaluator, Token, dedupe, mark
 from .words import Part, Word, assignment, is_name
@@ -43,6 +43,39 @@ def reads_first_field(watch: Callable[[list[str | None]], bool]) -> Callable[[li
 def _substitutes(parts: tuple[Part, ...]) -> bool:
     """Whether a word holds a command substitution (also inside `${X:-$(...)}`): expanding it may run code."""
     return any(p.kind == "cmd" or p.arg and _substitutes(p.arg) for p in parts)
+
+
+def _literal(word: Word) -> str | None:
+    """The one field a word of literal text alone gives (None for an empty one, which gives none)."""
+    parts = word.parts
+    if not all(p.kind == "lit" for p in parts):
+        return None
+    return "".join(p.text for p in parts) or None
+
+
+def may_launch_untraced(nodes: tuple) -> bool:
+    """Whether running `nodes` without tracing may record a launch, for some runner variables: False when
+    no simple command may be one. Without tracing only the script's own commands run (a string run as
+    code, `$(...)` included, is not), and `simple` records a launch only where `launch_at` finds one in
+    the fields of a command's words. A word of literal text is one field, its text; so the words before
+    a command's first other word give its first fields, which may rule a launch out (`may_become_launch`)
+    whatever that word expands to; when every word is literal, they are all its fields."""
+    for node in walk(nodes):
+        if not isinstance(node, Simple) or not node.words:
+            continue
+        fields: list[str | None] = []
+        for w in node.words:
+            text = _literal(w)
+            if text is None:
+                break
+            fields.append(text if text.strip(UNKNOWN) else None)
+        else:
+            if launch_at(fields) is not None:
+                return True
+            continue
+        if may_become_launch(fields):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
