@@ -384,17 +384,22 @@ class Interpreter(Evaluator):
 
     def simple(self, node: Simple, state: State) -> tuple[bool | None, State]:
         self.current = node.line
-        split = not (node.words and node.words[0].unquoted_literal == "[[")
-        fields: list[Token] = self.expand(state, node.words[0], split=split) if node.words else []
+        if not node.words:
+            for name, append, scalar, array in node.assigns:
+                self.assign(state, name, append, scalar, array, node.line)
+            return True, state
+        parts = node.words[0].parts
+        if len(parts) == 1 and parts[0].kind == "lit" and parts[0].text.strip(UNKNOWN):  # most commands: a name
+            command = parts[0].text
+            if command not in DECLARATIONS and self.reads_no_fields(command, node, state):
+                return self._other(node, state, command)
+        split = node.words[0].unquoted_literal != "[["
+        fields: list[Token] = self.expand(state, node.words[0], split=split)
         if not (fields and self.reads_no_fields(fields[0].first, node, state)):
             for w in node.words[1:]:
                 fields.extend(self.expand(state, w, split=split))
         values = [t.first for t in fields]
         command = values[0] if values else None
-        if not node.words:
-            for name, append, scalar, array in node.assigns:
-                self.assign(state, name, append, scalar, array, node.line)
-            return True, state
         if command in DECLARATIONS:
             return True, self.declare(node, state, command)
         if command == "unset":
@@ -455,6 +460,18 @@ class Interpreter(Evaluator):
                 self.runs.append(Run(how, fields[at], Token(tuple(a if isinstance(a, str) else None for a in cwd.alts),
                                                             cwd.line) if cwd else None,
                                      tuple(sorted(env.items())), self.at or node.line))
+        return None, state
+
+    def _other(self, node: Simple, state: State, command: str) -> tuple[bool | None, State]:
+        """What `simple` does with a command named by a literal word whose other words it reads none of
+        (`reads_no_fields`) and that is no declaration: nothing but, when tracing, record it for the watch
+        and, inside `$(...)`, mark the output unknown (`reads_no_fields` ruled out all else it reads)."""
+        if not self.tracing:
+            return None, state
+        if _OUT in state.vars:
+            state.vars[_IMPURE] = Binding(("1",), node.line)
+        if self.watch([command]):
+            self.calls.append(self._call(node, state))
         return None, state
 
     def reads_no_fields(self, command: str | None, node: Simple, state: State) -> bool:
