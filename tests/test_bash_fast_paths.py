@@ -13,7 +13,7 @@ from checks.bash.commands import launch_at, launched_at, may_become_launch, run_
 from checks.bash.interpreter import Interpreter, State, reads_first_field
 from checks.bash.syntax import _BLANKS, Builder, _Piece
 from checks.bash.tree import Source, parse
-from checks.bash.values import UNSET, Evaluator, dedupe, mark, written
+from checks.bash.values import UNSET, Evaluator, Token, dedupe, mark, written
 from checks.bash.words import Part, Word
 
 _WORDS = ["echo", "vllm", "serve", "nohup", "python3", "-m", "sglang.launch_server", "f", "export", "local",
@@ -89,6 +89,28 @@ def test_a_parameter_is_what_its_operator_makes_of_each_candidate(alts, subscrip
     env = {"X": alts}
     general = dedupe(v for alt in alts for v in evaluator._apply_op(env, part, alt, mark))
     assert evaluator.param(env, part, mark) == general
+
+
+_ARRAY = st.lists(st.builds(Token, st.tuples(st.sampled_from(["a", "", None])), st.just(3)), max_size=2).map(tuple)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(["", "a", "a b", " x ", UNKNOWN, "p" + UNKNOWN, "a" * 3]), st.none(),
+                          st.just(UNSET), _ARRAY), min_size=1, max_size=4).map(tuple),
+       st.sampled_from(["", ":-", "-", "+", ":+", "%", "#len"]), st.booleans(), st.booleans(),
+       st.sampled_from([mark, written]))
+def test_a_word_of_one_parameter_expands_as_part_by_part(alts, op, quoted, split, hole):
+    evaluator = _Values()
+    word = Word((Part("param", "$X", quoted, name="X", op=op, arg=(Part("lit", "d"),)),), 5)
+    env = {"X": alts}
+    assert evaluator.expand(env, word, split, hole) == evaluator._expand_parts(env, word, split, hole)
+
+
+def test_no_text_as_text_is_what_its_expansion_says():
+    evaluator = _Values()
+    for hole in (mark, written):
+        tokens = evaluator.expand({}, Word((), 0), split=False, hole=hole)
+        assert evaluator.text({}, (), hole) == (list(tokens[0].values) if len(tokens) == 1 else [""])
 
 
 @given(st.text(alphabet=["a", " ", UNKNOWN, "$", '"'], max_size=6), st.booleans())
