@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from checks.bash import Script
 from checks.bash.builtins import UNKNOWN
 from checks.bash.commands import launch_at, launched_at, may_become_launch, run_at, scripts_run_at
-from checks.bash.interpreter import Interpreter, State, reads_first_field
+from checks.bash.interpreter import Binding, Interpreter, State, merge, reads_first_field
 from checks.bash.syntax import _BLANKS, Builder, _Piece
 from checks.bash.tree import Source, parse
 from checks.bash.values import UNSET, Evaluator, Token, dedupe, mark, written
@@ -209,3 +209,33 @@ def test_a_script_said_to_reach_no_launch_reaches_none(text, known):
     if not script._may_launch:
         assert _launches(Interpreter(known), script) == []
         assert script.launches(known) == ()
+
+
+def _merged(a: State, b: State, known) -> dict:
+    """What merging gives, name by name: a's names, then b's new ones; a name bound alike on both sides keeps
+    its binding, any other gets the candidates of both (the runner's value, or unknown, where unbound)."""
+    out = {}
+    for name in list(a.vars) + [n for n in b.vars if n not in a.vars]:
+        x, y = a.vars.get(name), b.vars.get(name)
+        if x == y:
+            out[name] = x
+            continue
+        before = (known[name],) if name in known else (None,)
+        out[name] = Binding(dedupe((x.alts if x else before) + (y.alts if y else before)),
+                            max(x.line if x else 0, y.line if y else 0))
+    return out
+
+
+_BINDINGS = st.dictionaries(st.sampled_from(["A", "B", "C", "D", "E"]),
+                            st.builds(Binding, st.lists(st.sampled_from(["1", "2", None]), min_size=1,
+                                                        max_size=2).map(tuple), st.sampled_from([1, 2])))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_BINDINGS, _BINDINGS, st.dictionaries(st.sampled_from(["A", "C", "F"]), st.sampled_from(["k", ""])))
+def test_merging_two_states_gives_each_variable_the_candidates_of_both(ours, theirs, known):
+    shared = {**ours, **{n: ours[n] for n in theirs if n in ours and n < "C"}}  # some bindings the very same
+    a, b = State(dict(shared), {"A"}), State({**theirs, **{n: shared[n] for n in shared if n < "C"}}, {"B"})
+    out = merge(a, b, known)
+    assert list(out.vars.items()) == list(_merged(a, b, known).items())
+    assert out.exported == {"A", "B"} and out.alive

@@ -48,6 +48,8 @@ def _substitutes(parts: tuple[Part, ...]) -> bool:
 def _literal(word: Word) -> str | None:
     """The one field a word of literal text alone gives (None for an empty one, which gives none)."""
     parts = word.parts
+    if len(parts) == 1:  # most words
+        return parts[0].text or None if parts[0].kind == "lit" else None
     if not all(p.kind == "lit" for p in parts):
         return None
     return "".join(p.text for p in parts) or None
@@ -61,7 +63,12 @@ def may_launch_untraced(nodes: tuple) -> bool:
     a command's first other word give its first fields, which may rule a launch out (`may_become_launch`)
     whatever that word expands to; when every word is literal, they are all its fields."""
     for node in walk(nodes):
-        if not isinstance(node, Simple) or not node.words:
+        if type(node) is not Simple or not node.words:
+            continue
+        first = _literal(node.words[0])
+        if first is None:
+            return True
+        if not may_launch(first if first.strip(UNKNOWN) else None):  # most commands
             continue
         fields: list[str | None] = []
         for w in node.words:
@@ -137,11 +144,12 @@ def merge(a: State, b: State, known: Given | Mapping[str, str]) -> State:
         return b
     if not b.alive:
         return a
-    out = {}
-    for name in list(a.vars) + [n for n in b.vars if n not in a.vars]:
-        x, y = a.vars.get(name), b.vars.get(name)
+    ours, theirs = a.vars, b.vars
+    out = dict(ours)  # most variables are the same binding on both sides: kept, in the order they came
+    only_ours = ours.keys() - theirs.keys()
+    for name in [n for n in ours if n in only_ours] + list(theirs) if only_ours else theirs:
+        x, y = ours.get(name), theirs.get(name)
         if x is y or x == y:
-            out[name] = x
             continue
         before = (known[name],) if name in known else (None,)
         alts = (x.alts if x else before) + (y.alts if y else before)
