@@ -14,11 +14,12 @@ import itertools
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, NamedTuple
 
 from .builtins import UNKNOWN, decided, pure_output, test
 from .commands import launch_at, may_become_launch, may_launch, may_run, run_at
 from .reading import statements
+from .record import record
 from .syntax import AndOr, Case, Func, Group, If, Loop, Not, Simple, walk
 from .tree import MAX_SCRIPT
 from .values import MAX_ALTS, UNSET, Evaluator, Token, dedupe, mark
@@ -85,8 +86,10 @@ def may_launch_untraced(nodes: tuple) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class Binding:
+@record
+class Binding(NamedTuple):
+    """What a variable holds: every assignment and merge builds one (a record: built as cheaply as a tuple)."""
+
     alts: tuple  # each: str | None (unknown) | tuple[Token, ...] (array) | UNSET
     line: int
 
