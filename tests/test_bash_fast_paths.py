@@ -1,6 +1,8 @@
 """The fast paths of checks/bash give what the general paths give: reading a plain command or an assignment
-without pieces, evaluating a one-candidate parameter or a literal word directly, and leaving the words of
-a command unexpanded when the interpreter (or a trace's watch) reads none of them."""
+without pieces, evaluating a one-candidate parameter, a word of one quoted parameter or a literal word
+directly, leaving the words of a command unexpanded when the interpreter (or a trace's watch) reads none of
+them, merging states by the bindings that differ, and not running a script none of whose commands can
+launch."""
 
 from __future__ import annotations
 
@@ -181,8 +183,9 @@ def test_what_a_command_runs_is_found_as_reading_it_all_finds_it(values):
 
 
 _LAUNCH_FIELDS = st.lists(st.one_of(st.none(), st.sampled_from(
-    ["vllm", "/opt/bin/vllm", "serve", "x/serve", "sglang", "python3", "python", "py", "-m", "-", "sglang.launch_server",
-     "vllm.entrypoints.openai.api_server", "nohup", "env", "A=1", "timeout", "5", "x", ""])), max_size=6)
+    ["vllm", "/opt/bin/vllm", "serve", "x/serve", "sglang", "python3", "python", "py", "-m", "-",
+     "sglang.launch_server", "vllm.entrypoints.openai.api_server", "nohup", "env", "A=1", "timeout", "5", "x", ""])),
+    max_size=6)
 
 
 @settings(max_examples=1000, deadline=None)
@@ -192,8 +195,9 @@ def test_first_fields_said_to_rule_a_launch_out_rule_it_out_whatever_follows(val
         assert may_become_launch(values[:n]) or launch_at(values) is None
 
 
-_LAUNCHING = ["$V serve m", "python3 $X -m sglang.launch_server", "python -m py_compile $X", "python - $X", "${CMD[@]}", "CMD=(vllm serve m)", "python3 -m pip install x", "python -m $M",
-              "env A=1 python3 -m sglang.launch_server", "nohup $X", "'vllm' serve", "vllm \"serve\" m", "sglang serve"]
+_LAUNCHING = ["$V serve m", "python3 $X -m sglang.launch_server", "python -m py_compile $X", "python - $X",
+              "${CMD[@]}", "CMD=(vllm serve m)", "python3 -m pip install x", "python -m $M", "nohup $X",
+              "env A=1 python3 -m sglang.launch_server", "'vllm' serve", "vllm \"serve\" m", "sglang serve"]
 launch_scripts = st.lists(st.one_of(st.sampled_from(_WORDS + _LAUNCHING), st.sampled_from(_SEPARATORS),
                                     st.sampled_from(_COMPOUND)), max_size=40).map("".join)
 
@@ -234,8 +238,8 @@ _BINDINGS = st.dictionaries(st.sampled_from(["A", "B", "C", "D", "E"]),
 @settings(max_examples=500, deadline=None)
 @given(_BINDINGS, _BINDINGS, st.dictionaries(st.sampled_from(["A", "C", "F"]), st.sampled_from(["k", ""])))
 def test_merging_two_states_gives_each_variable_the_candidates_of_both(ours, theirs, known):
-    shared = {**ours, **{n: ours[n] for n in theirs if n in ours and n < "C"}}  # some bindings the very same
-    a, b = State(dict(shared), {"A"}), State({**theirs, **{n: shared[n] for n in shared if n < "C"}}, {"B"})
+    a = State(dict(ours), {"A"})
+    b = State({**theirs, **{n: ours[n] for n in ours if n < "C"}}, {"B"})  # some bindings the very same
     out = merge(a, b, known)
     assert list(out.vars.items()) == list(_merged(a, b, known).items())
     assert out.exported == {"A", "B"} and out.alive

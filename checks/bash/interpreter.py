@@ -47,7 +47,7 @@ def _substitutes(parts: tuple[Part, ...]) -> bool:
 
 
 def _literal(word: Word) -> str | None:
-    """The one field a word of literal text alone gives (None for an empty one, which gives none)."""
+    """The one field a word of literal text alone gives, its text; None for any other word (an empty one too)."""
     parts = word.parts
     if len(parts) == 1:  # most words
         return parts[0].text or None if parts[0].kind == "lit" else None
