@@ -315,7 +315,9 @@ def _pair(ctx: Context, path: str, engine: str) -> tuple[str, str, dict] | None:
     changed = {(c.path, c.key) for c in ctx.changed_entries}
     best = None
     for cpath, cfg in ctx.head_configs.items():
-        for key in cfg.keys():
+        for key, block in cfg.blocks.items():
+            if words[0] not in block.text.lower():  # its model-prefix, read from this text, cannot be the script's
+                continue
             fields = cfg.fields(key)
             sku = hardware.sku(fields.get("runner", ""))
             if (fields.get("model-prefix", "").lower() != words[0] or fields.get("precision", "").lower() != words[1]

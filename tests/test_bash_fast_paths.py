@@ -1,19 +1,21 @@
 """The fast paths of checks/bash give what the general paths give: reading a plain command or an assignment
-without pieces, evaluating a one-candidate parameter or a literal word directly, and leaving the words of
-a command unexpanded when the interpreter (or a trace's watch) reads none of them."""
+without pieces, evaluating a one-candidate parameter, a word of one quoted parameter or a literal word
+directly, leaving the words of a command unexpanded when the interpreter (or a trace's watch) reads none of
+them, merging states by the bindings that differ, and not running a script none of whose commands can
+launch."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from checks.bash import Script
 from checks.bash.builtins import UNKNOWN
-from checks.bash.commands import launch_at, launched_at, run_at, scripts_run_at
-from checks.bash.interpreter import Interpreter, State, reads_first_field
+from checks.bash.commands import launch_at, launched_at, may_become_launch, run_at, scripts_run_at
+from checks.bash.interpreter import Binding, Interpreter, State, merge, reads_first_field
 from checks.bash.syntax import _BLANKS, Builder, _Piece
 from checks.bash.tree import Source, parse
-from checks.bash.values import UNSET, Evaluator, dedupe, mark, written
+from checks.bash.values import UNSET, Evaluator, Token, dedupe, mark, written
 from checks.bash.words import Part, Word
 
 _WORDS = ["echo", "vllm", "serve", "nohup", "python3", "-m", "sglang.launch_server", "f", "export", "local",
@@ -91,6 +93,28 @@ def test_a_parameter_is_what_its_operator_makes_of_each_candidate(alts, subscrip
     assert evaluator.param(env, part, mark) == general
 
 
+_ARRAY = st.lists(st.builds(Token, st.tuples(st.sampled_from(["a", "", None])), st.just(3)), max_size=2).map(tuple)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(["", "a", "a b", " x ", UNKNOWN, "p" + UNKNOWN, "a" * 3]), st.none(),
+                          st.just(UNSET), _ARRAY), min_size=1, max_size=4).map(tuple),
+       st.sampled_from(["", ":-", "-", "+", ":+", "%", "#len"]), st.booleans(), st.booleans(),
+       st.sampled_from([mark, written]))
+def test_a_word_of_one_parameter_expands_as_part_by_part(alts, op, quoted, split, hole):
+    evaluator = _Values()
+    word = Word((Part("param", "$X", quoted, name="X", op=op, arg=(Part("lit", "d"),)),), 5)
+    env = {"X": alts}
+    assert evaluator.expand(env, word, split, hole) == evaluator._expand_parts(env, word, split, hole)
+
+
+def test_no_text_as_text_is_what_its_expansion_says():
+    evaluator = _Values()
+    for hole in (mark, written):
+        tokens = evaluator.expand({}, Word((), 0), split=False, hole=hole)
+        assert evaluator.text({}, (), hole) == (list(tokens[0].values) if len(tokens) == 1 else [""])
+
+
 @given(st.text(alphabet=["a", " ", UNKNOWN, "$", '"'], max_size=6), st.booleans())
 def test_a_literal_word_as_text_is_what_its_expansion_says(text, quoted):
     evaluator = _Values()
@@ -156,3 +180,66 @@ _ARGS = st.tuples(_HEADS, st.lists(st.one_of(st.none(), st.sampled_from(
 def test_what_a_command_runs_is_found_as_reading_it_all_finds_it(values):
     assert run_at(values) == scripts_run_at(values)
     assert launch_at(values) == launched_at(values)
+
+
+_LAUNCH_FIELDS = st.lists(st.one_of(st.none(), st.sampled_from(
+    ["vllm", "/opt/bin/vllm", "serve", "x/serve", "sglang", "python3", "python", "py", "-m", "-",
+     "sglang.launch_server", "vllm.entrypoints.openai.api_server", "nohup", "env", "A=1", "timeout", "5", "x", ""])),
+    max_size=6)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_LAUNCH_FIELDS)
+def test_first_fields_said_to_rule_a_launch_out_rule_it_out_whatever_follows(values):
+    for n in range(len(values) + 1):
+        assert may_become_launch(values[:n]) or launch_at(values) is None
+
+
+_LAUNCHING = ["$V serve m", "python3 $X -m sglang.launch_server", "python -m py_compile $X", "python - $X",
+              "${CMD[@]}", "CMD=(vllm serve m)", "python3 -m pip install x", "python -m $M", "nohup $X",
+              "env A=1 python3 -m sglang.launch_server", "'vllm' serve", "vllm \"serve\" m", "sglang serve"]
+launch_scripts = st.lists(st.one_of(st.sampled_from(_WORDS + _LAUNCHING), st.sampled_from(_SEPARATORS),
+                                    st.sampled_from(_COMPOUND)), max_size=40).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@example('CMD=(vllm serve m)\n"${CMD[@]}"', {})
+@example("python -m pip install x\npython3 - $X\n$V serve m", {"V": "vllm"})
+@example("f() { python3 $X -m sglang.launch_server; }", {"X": ""})
+@given(launch_scripts, st.dictionaries(st.sampled_from(["X", "Y", "Z", "V", "M", "CMD"]),
+                                       st.sampled_from(["1", "a b", "", "vllm", "sglang.launch_server"])))
+def test_a_script_said_to_reach_no_launch_reaches_none(text, known):
+    script = Script(text)
+    if not script._may_launch:
+        assert _launches(Interpreter(known), script) == []
+        assert script.launches(known) == ()
+
+
+def _merged(a: State, b: State, known) -> dict:
+    """What merging gives, name by name: a's names, then b's new ones; a name bound alike on both sides keeps
+    its binding, any other gets the candidates of both (the runner's value, or unknown, where unbound)."""
+    out = {}
+    for name in list(a.vars) + [n for n in b.vars if n not in a.vars]:
+        x, y = a.vars.get(name), b.vars.get(name)
+        if x == y:
+            out[name] = x
+            continue
+        before = (known[name],) if name in known else (None,)
+        out[name] = Binding(dedupe((x.alts if x else before) + (y.alts if y else before)),
+                            max(x.line if x else 0, y.line if y else 0))
+    return out
+
+
+_BINDINGS = st.dictionaries(st.sampled_from(["A", "B", "C", "D", "E"]),
+                            st.builds(Binding, st.lists(st.sampled_from(["1", "2", None]), min_size=1,
+                                                        max_size=2).map(tuple), st.sampled_from([1, 2])))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_BINDINGS, _BINDINGS, st.dictionaries(st.sampled_from(["A", "C", "F"]), st.sampled_from(["k", ""])))
+def test_merging_two_states_gives_each_variable_the_candidates_of_both(ours, theirs, known):
+    a = State(dict(ours), {"A"})
+    b = State({**theirs, **{n: ours[n] for n in ours if n < "C"}}, {"B"})  # some bindings the very same
+    out = merge(a, b, known)
+    assert list(out.vars.items()) == list(_merged(a, b, known).items())
+    assert out.exported == {"A", "B"} and out.alive

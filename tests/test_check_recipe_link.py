@@ -532,6 +532,15 @@ def test_scripts_pair_with_their_entry_by_name_and_scenario(script_path, key):
     assert (found[1] if found else None) == key
 
 
+def test_an_entry_pairs_by_its_model_prefix_field_however_written():
+    quoted = ENTRY.replace("model-prefix: kimi", 'model-prefix: "KIMI"  # the prefix').replace(
+        "kimi-fp4-mi355x-vllm:", "k-fp4-mi355x-vllm:")
+    other = ENTRY.replace("model-prefix: kimi", "model-prefix: kimik3").replace("kimi-fp4", "kimi-x-fp4")
+    found = recipe_link._pair(make(entry=other + quoted), "benchmarks/single_node/fixed_seq_len/kimi_fp4_mi355x.sh",
+                              "vllm")
+    assert found is not None and found[1] == "k-fp4-mi355x-vllm"
+
+
 def test_sglang_cookbook_page():
     entry = (ENTRY.replace("framework: vllm", "framework: sglang").replace("mi355x-vllm", "mi355x-sglang"))
     script = ("export SGLANG_USE_AITER=1\npython3 -m sglang.launch_server --model-path $MODEL --tp $TP "

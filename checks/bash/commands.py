@@ -87,6 +87,23 @@ def may_launch(command: str | None) -> bool:
     return name in _WRAPPERS or name in ("vllm", "sglang") or _PYTHON.fullmatch(name) is not None
 
 
+def may_become_launch(first: list[str | None]) -> bool:
+    """Whether a command line whose first fields are `first`, followed by any fields or none, may be a launch
+    (`launch_at`). Behind a wrapper `launched_at` reads any number of fields; else only the signature's
+    three (`vllm serve`, `sglang serve`, `python -m MODULE`), so the first two can rule a launch out."""
+    if not first:
+        return True
+    if first[0] is None or first[0].rsplit("/", 1)[-1] in _WRAPPERS:
+        return may_launch(first[0])
+    if len(first) >= 3:
+        return launch_at(first[:3]) is not None
+    if len(first) == 2:
+        name, second = first[0].rsplit("/", 1)[-1], first[1] or ""
+        return (second.rsplit("/", 1)[-1] == "serve" and name in ("vllm", "sglang")
+                or second == "-m" and _PYTHON.fullmatch(name) is not None)
+    return may_launch(first[0])
+
+
 def launch_at(values: list[str | None]) -> tuple[str, int, int] | None:
     """(engine, index where the command starts, index after its signature) in argv; None if no launch."""
     if not values or not may_launch(values[0]):

@@ -14,12 +14,13 @@ import itertools
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, NamedTuple
 
 from .builtins import UNKNOWN, decided, pure_output, test
-from .commands import launch_at, may_launch, may_run, run_at
+from .commands import launch_at, may_become_launch, may_launch, may_run, run_at
 from .reading import statements
-from .syntax import AndOr, Case, Func, Group, If, Loop, Not, Simple
+from .record import record
+from .syntax import AndOr, Case, Func, Group, If, Loop, Not, Simple, walk
 from .tree import MAX_SCRIPT
 from .values import MAX_ALTS, UNSET, Evaluator, Token, dedupe, mark
 from .words import Part, Word, assignment, is_name
@@ -45,8 +46,50 @@ def _substitutes(parts: tuple[Part, ...]) -> bool:
     return any(p.kind == "cmd" or p.arg and _substitutes(p.arg) for p in parts)
 
 
-@dataclass(frozen=True)
-class Binding:
+def _literal(word: Word) -> str | None:
+    """The one field a word of literal text alone gives, its text; None for any other word (an empty one too)."""
+    parts = word.parts
+    if len(parts) == 1:  # most words
+        return parts[0].text or None if parts[0].kind == "lit" else None
+    if not all(p.kind == "lit" for p in parts):
+        return None
+    return "".join(p.text for p in parts) or None
+
+
+def may_launch_untraced(nodes: tuple) -> bool:
+    """Whether running `nodes` without tracing may record a launch, for some runner variables: False when
+    no simple command may be one. Without tracing only the script's own commands run (a string run as
+    code, `$(...)` included, is not), and `simple` records a launch only where `launch_at` finds one in
+    the fields of a command's words. A word of literal text is one field, its text; so the words before
+    a command's first other word give its first fields, which may rule a launch out (`may_become_launch`)
+    whatever that word expands to; when every word is literal, they are all its fields."""
+    for node in walk(nodes):
+        if type(node) is not Simple or not node.words:
+            continue
+        first = _literal(node.words[0])
+        if first is None:
+            return True
+        if not may_launch(first if first.strip(UNKNOWN) else None):  # most commands
+            continue
+        fields: list[str | None] = []
+        for w in node.words:
+            text = _literal(w)
+            if text is None:
+                break
+            fields.append(text if text.strip(UNKNOWN) else None)
+        else:
+            if launch_at(fields) is not None:
+                return True
+            continue
+        if may_become_launch(fields):
+            return True
+    return False
+
+
+@record
+class Binding(NamedTuple):
+    """What a variable holds: every assignment and merge builds one (a record: built as cheaply as a tuple)."""
+
     alts: tuple  # each: str | None (unknown) | tuple[Token, ...] (array) | UNSET
     line: int
 
@@ -104,11 +147,12 @@ def merge(a: State, b: State, known: Given | Mapping[str, str]) -> State:
         return b
     if not b.alive:
         return a
-    out = {}
-    for name in list(a.vars) + [n for n in b.vars if n not in a.vars]:
-        x, y = a.vars.get(name), b.vars.get(name)
+    ours, theirs = a.vars, b.vars
+    out = dict(ours)  # most variables are the same binding on both sides: kept, in the order they came
+    only_ours = ours.keys() - theirs.keys()
+    for name in [n for n in ours if n in only_ours] + list(theirs) if only_ours else theirs:
+        x, y = ours.get(name), theirs.get(name)
         if x is y or x == y:
-            out[name] = x
             continue
         before = (known[name],) if name in known else (None,)
         alts = (x.alts if x else before) + (y.alts if y else before)
@@ -351,17 +395,22 @@ class Interpreter(Evaluator):
 
     def simple(self, node: Simple, state: State) -> tuple[bool | None, State]:
         self.current = node.line
-        split = not (node.words and node.words[0].unquoted_literal == "[[")
-        fields: list[Token] = self.expand(state, node.words[0], split=split) if node.words else []
+        if not node.words:
+            for name, append, scalar, array in node.assigns:
+                self.assign(state, name, append, scalar, array, node.line)
+            return True, state
+        parts = node.words[0].parts
+        if len(parts) == 1 and parts[0].kind == "lit" and parts[0].text.strip(UNKNOWN):  # most commands: a name
+            command = parts[0].text
+            if command not in DECLARATIONS and self.reads_no_fields(command, node, state):
+                return self._other(node, state, command)
+        split = node.words[0].unquoted_literal != "[["
+        fields: list[Token] = self.expand(state, node.words[0], split=split)
         if not (fields and self.reads_no_fields(fields[0].first, node, state)):
             for w in node.words[1:]:
                 fields.extend(self.expand(state, w, split=split))
         values = [t.first for t in fields]
         command = values[0] if values else None
-        if not node.words:
-            for name, append, scalar, array in node.assigns:
-                self.assign(state, name, append, scalar, array, node.line)
-            return True, state
         if command in DECLARATIONS:
             return True, self.declare(node, state, command)
         if command == "unset":
@@ -422,6 +471,18 @@ class Interpreter(Evaluator):
                 self.runs.append(Run(how, fields[at], Token(tuple(a if isinstance(a, str) else None for a in cwd.alts),
                                                             cwd.line) if cwd else None,
                                      tuple(sorted(env.items())), self.at or node.line))
+        return None, state
+
+    def _other(self, node: Simple, state: State, command: str) -> tuple[bool | None, State]:
+        """What `simple` does with a command named by a literal word whose other words it reads none of
+        (`reads_no_fields`) and that is no declaration: nothing but, when tracing, record it for the watch
+        and, inside `$(...)`, mark the output unknown (`reads_no_fields` ruled out all else it reads)."""
+        if not self.tracing:
+            return None, state
+        if _OUT in state.vars:
+            state.vars[_IMPURE] = Binding(("1",), node.line)
+        if self.watch([command]):
+            self.calls.append(self._call(node, state))
         return None, state
 
     def reads_no_fields(self, command: str | None, node: Simple, state: State) -> bool:

@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import Callable, Iterator, Mapping
 
 from .builtins import MAX_RESOLVED, PATTERN_OPS
-from .interpreter import DECLARATIONS, Given, Interpreter, Launch, State, Trace, exported_token
+from .interpreter import DECLARATIONS, Given, Interpreter, Launch, State, Trace, exported_token, may_launch_untraced
 from .lines import ShellCommand, ShellLine, logical, physical
 from .reading import read, read_lines, read_whole
 from .syntax import Func, Simple, children, walk
@@ -162,6 +162,8 @@ class Script:
         Functions the script defines but never calls are run last, so a launch
         wrapped in an uncalled helper is still found.
         """
+        if not self._may_launch:
+            return ()
         known = dict(env or {})
         found = self._reuse(("launches",), known, None)
         if found is not None:
@@ -229,6 +231,12 @@ class Script:
         if not interp.known.whole:
             self._runs.setdefault(how, []).append((interp.known, tested, result))
         return result
+
+    @cached_property
+    def _may_launch(self) -> bool:
+        """Whether `launches` may find a launch for some env (`may_launch_untraced`): a script whose commands
+        cannot launch, as many a changed helper script, is not run at all."""
+        return may_launch_untraced(self.statements)
 
     def _run(self, interp: Interpreter, uncalled: bool) -> None:
         state = interp.run(self.statements, State({}, set()))

@@ -152,6 +152,8 @@ class Evaluator:
         if len(parts) == 1 and parts[0].kind == "lit":  # literal text: what `expand` makes of it, as a string
             text = parts[0].text
             return [None if text and not text.strip(UNKNOWN) else text]
+        if not parts:  # (`${X:-}`): no field, the empty string
+            return [""]
         tokens = self.expand(env, Word(parts, 0), split=False, hole=hole)
         if len(tokens) == 1:
             return list(tokens[0].values)
@@ -190,20 +192,33 @@ class Evaluator:
         parts = word.parts
         if len(parts) == 1 and parts[0].kind == "lit":  # most words: literal text, one field or none
             text, quoted = parts[0].text, parts[0].quoted
+        elif len(parts) == 1 and parts[0].kind == "param" and hole is mark and (parts[0].quoted or not split):
+            # `"$X"`, `"${X:-d}"`: each candidate text one field (unknown: None), as `_fields` makes it
+            values = self.param(env, parts[0], hole)
+            if values and all(type(v) is str or v is None for v in values):
+                found = [None if v is None or v and not v.strip(UNKNOWN) else v for v in values]
+                return [Token(tuple(found) if len(found) == 1 else dedupe(found), word.line)]
+            return self._expand_parts(env, word, split, hole, values)
         elif all(p.kind == "lit" for p in parts):
             text, quoted = "".join(p.text for p in parts), any(p.quoted for p in parts)
         else:
             text = None
         if text is not None:
             return [Token((None if text and not text.strip(UNKNOWN) else text,), word.line)] if text or quoted else []
+        return self._expand_parts(env, word, split, hole)
+
+    def _expand_parts(self, env, word: Word, split: bool, hole: Hole, first: tuple | None = None) -> list[Token]:
+        """`expand`, part by part (`first`: the candidates of the first part, when already worked out)."""
         per_part: list[tuple] = []
         single = True  # every part has one candidate: the word has one expansion
-        for p in parts:
+        for p in word.parts:
             kind = p.kind
             if kind == "lit":
                 per_part.append((("lit", p.text, p.quoted, p),))
                 continue
-            if kind == "param":
+            if first is not None:
+                values, first = first, None
+            elif kind == "param":
                 values = self.param(env, p, hole)
             elif kind == "arith":
                 per_part.append((("val", self.arith(env, p.text), True, p),))
