@@ -55,8 +55,8 @@ def parse(raw: bytearray) -> object:
         return json.loads(raw)
 
 
-HEADERS = frozenset((b"content-length", b"x-github-event", b"x-github-delivery", b"x-hub-signature-256", b"x-github-hook-id",
-           b"x-github-hook-installation-target-id"))
+HEADERS = frozenset((b"content-length", b"x-github-event", b"x-github-delivery", b"x-hub-signature-256",
+                     b"x-github-hook-id", b"x-github-hook-installation-target-id"))
 
 
 def _headers(scope: Scope) -> dict[bytes, str]:
@@ -109,7 +109,8 @@ class Ingest:
             metrics.deliveries.labels(unverified, "slow").inc()
             return _reply(408, error=f"body not received within {settings.body_seconds:g} s")
 
-    async def delivery(self, headers: dict[bytes, str], event: str, unverified: str, raw: bytes | bytearray) -> Response:
+    async def delivery(self, headers: dict[bytes, str], event: str, unverified: str,
+                       raw: bytes | bytearray) -> Response:
         settings, metrics = self.settings, self.metrics
         if not signature_ok(settings.webhook_secret, raw, headers.get(b"x-hub-signature-256")):
             metrics.deliveries.labels(unverified, "bad_signature").inc()

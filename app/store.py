@@ -46,9 +46,9 @@ MIN_FREE_BYTES = 64 * 1024 * 1024  # below this much free disk an SQLite databas
 BUSY_SECONDS = 30.0  # how long an SQLite statement waits for another connection's lock
 # How an SQLite statement waits for a lock another connection holds (mostly the write lock, which the jobs'
 # process takes): it tries again after BUSY_FIRST_SLEEP, then twice as long each time, up to BUSY_MAX_SLEEP.
-# SQLite's own busy handler sleeps 1, 2, 5, 10, 15, 20 ms... between tries: with the jobs' process writing, the group commit's BEGIN then waited
-# up to 21 ms for locks held for a fraction of that (p999 16 ms in the bench, 20 verifications running), and
-# every delivery that came meanwhile waited behind it.
+# SQLite's own busy handler sleeps 1, 2, 5, 10, 15, 20 ms... between tries: with the jobs' process writing,
+# the group commit's BEGIN then waited up to 21 ms for locks held for a fraction of that (p999 16 ms in the
+# bench, 20 verifications running), and every delivery that came meanwhile waited behind it.
 BUSY_FIRST_SLEEP = 0.0001
 BUSY_MAX_SLEEP = 0.001
 T = TypeVar("T")

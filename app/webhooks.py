@@ -129,36 +129,36 @@ def _action(payload: dict[str, Any]) -> str:
 # only. A leaf is Any and an object may be any JSON value instead, so that a field of the wrong type reaches
 # route as it is and is refused there, as in the whole payload, by name. Every path route reads is here; a
 # test checks that route decides alike on these fields and on the whole payload (tests/test_webhook_parse.py).
-_Fields = msgspec.Struct  # omit_defaults: a field the delivery lacks is absent from the dict, as it was
+# omit_defaults: a field the delivery lacks or holds null in is absent from the dict (route reads both as None).
 
 
-class _Unread(_Fields, omit_defaults=True):
+class _Unread(msgspec.Struct, omit_defaults=True):
     """An object none of whose fields route reads."""
 
 
 _NOT_AN_OBJECT = Union[list, str, int, float, bool, None]
 
 
-class _Numbered(_Fields, omit_defaults=True):
+class _Numbered(msgspec.Struct, omit_defaults=True):
     number: Any = None
 
 
-class _User(_Fields, omit_defaults=True):
+class _User(msgspec.Struct, omit_defaults=True):
     login: Any = None
     type: Any = None
 
 
-class _Written(_Fields, omit_defaults=True):  # a comment or a review
+class _Written(msgspec.Struct, omit_defaults=True):  # a comment or a review
     id: Any = None
     user: Union[_User, _NOT_AN_OBJECT] = None
 
 
-class _Issue(_Fields, omit_defaults=True):
+class _Issue(msgspec.Struct, omit_defaults=True):
     number: Any = None
     pull_request: Any = None
 
 
-class _Run(_Fields, omit_defaults=True):  # a check run, check suite or workflow run
+class _Run(msgspec.Struct, omit_defaults=True):  # a check run, check suite or workflow run
     id: Any = None
     name: Any = None
     path: Any = None
@@ -166,15 +166,15 @@ class _Run(_Fields, omit_defaults=True):  # a check run, check suite or workflow
     pull_requests: Union[list[Union[_Numbered, _NOT_AN_OBJECT]], _Unread, str, int, float, bool, None] = None
 
 
-class _Repository(_Fields, omit_defaults=True):
+class _Repository(msgspec.Struct, omit_defaults=True):
     full_name: Any = None
 
 
-class _Installation(_Fields, omit_defaults=True):
+class _Installation(msgspec.Struct, omit_defaults=True):
     id: Any = None
 
 
-class RoutedFields(_Fields, omit_defaults=True):
+class RoutedFields(msgspec.Struct, omit_defaults=True):
     action: Any = None
     before: Any = None
     repository: Union[_Repository, _NOT_AN_OBJECT] = None

@@ -67,8 +67,8 @@ def test_what_json_loads_refuses_is_refused(raw):
 # --- the fields routing reads (app/webhooks.py `routed_fields`) ----------------------------------------
 
 ANY_JSON = st.recursive(SCALARS.filter(lambda v: not (isinstance(v, float) and v != v)),
-                        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
-                        max_leaves=8)
+                        lambda inner: st.lists(inner, max_size=3)
+                        | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=8)
 FIELD = st.one_of(ANY_JSON, st.sampled_from(["created", "edited", "submitted", "rerequested", "completed", "opened",
                                              "synchronize", "o/r", "a" * 40, "Bot", "signoff-bot[bot]",
                                              CHECK_NAME, ".github/workflows/sweep.yml"]),
