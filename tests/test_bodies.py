@@ -12,22 +12,22 @@ from app.worker import Refused
 
 
 class Request:
-    """What BodyBudget reads of a request: its headers and its body stream."""
+    """What BodyBudget reads of a request: its Content-Length and its ASGI body messages."""
 
     def __init__(self, chunks: list[bytes], length: int | None = None, pause: float = 0.0):
-        self.headers = {"content-length": str(length)} if length is not None else {}
-        self._chunks, self._pause = chunks, pause
+        self.length = str(length) if length is not None else None
+        self._chunks, self._pause = list(chunks), pause
 
-    async def stream(self):
-        for chunk in self._chunks:
-            await asyncio.sleep(self._pause)
-            yield chunk
+    async def receive(self) -> dict:
+        await asyncio.sleep(self._pause)
+        body = self._chunks.pop(0) if self._chunks else b""
+        return {"type": "http.request", "body": body, "more_body": bool(self._chunks)}
 
 
 def read(budget: BodyBudget, request: Request, max_bytes: int = 100, timeout: float = 5.0) -> bytes:
     async def go() -> bytes:
-        async with budget.body(request, max_bytes, timeout) as body:
-            assert budget.used == max(len(body), int(request.headers.get("content-length", 0)))
+        async with budget.body(request.length, request.receive, max_bytes, timeout) as body:
+            assert budget.used == max(len(body), int(request.length or 0))
             return bytes(body)
     return asyncio.run(go())
 
@@ -42,7 +42,7 @@ def test_a_body_is_read_and_its_bytes_released_after():
 def test_a_declared_length_the_budget_cannot_hold_is_refused_before_a_byte_is_read():
     budget = BodyBudget(100, used=60)
     never = Request([], length=50)
-    never.stream = None  # reading it would fail
+    never.receive = None  # reading it would fail
     with pytest.raises(Busy):
         read(budget, never)
     assert budget.used == 60
@@ -69,6 +69,53 @@ def test_a_body_that_does_not_arrive_in_time_is_slow_and_releases_its_bytes():
     budget = BodyBudget(100)
     with pytest.raises(Slow):
         read(budget, Request([b"x"] * 10, length=10, pause=0.2), timeout=0.3)
+    assert budget.used == 0
+
+
+def test_a_whole_body_in_one_message_is_read_as_it_came():
+    budget = BodyBudget(100)
+    assert read(budget, Request([b"abcd"], length=4)) == b"abcd"
+    assert read(budget, Request([b"abcd"])) == b"abcd"
+    assert read(budget, Request([b"ab"], length=4)) == b"ab"  # shorter than declared: what came
+    with pytest.raises(TooLarge):
+        read(budget, Request([b"x" * 101]))
+    with pytest.raises(TooLarge):
+        read(budget, Request([b"x" * 5], length=4))
+    assert budget.used == 0
+
+
+def test_the_deadlines_are_watched_by_one_timer_and_a_read_in_time_is_not_cancelled():
+    budget = BodyBudget(1000)
+
+    async def go() -> list[bytes]:
+        slow, fast = Request([b"x"] * 10, length=10, pause=0.05), Request([b"y"] * 3, length=3, pause=0.05)
+
+        async def one(request: Request, timeout: float) -> bytes:
+            async with budget.body(request.length, request.receive, 100, timeout) as body:
+                return bytes(body)
+        results = await asyncio.gather(one(slow, 0.25), one(fast, 5.0), return_exceptions=True)
+        await asyncio.sleep(0.25)  # the watch stops once no read is in flight
+        assert budget._watch is None
+        return results
+    slow, fast = asyncio.run(go())
+    assert isinstance(slow, Slow) and fast == b"yyy" and budget.used == 0
+
+
+def test_a_read_cancelled_from_outside_stays_cancelled():
+    budget = BodyBudget(100)
+
+    async def go() -> None:
+        request = Request([b"x"] * 10, length=10, pause=0.1)
+
+        async def one() -> None:
+            async with budget.body(request.length, request.receive, 100, 5.0):
+                pass
+        task = asyncio.ensure_future(one())
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    asyncio.run(go())
     assert budget.used == 0
 
 

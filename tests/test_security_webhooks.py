@@ -152,7 +152,8 @@ def test_the_same_guid_from_another_hook_is_its_own_delivery(client):
     pytest.param(b"[" * 100_000 + b"]" * 100_000, id="arrays-nested-100k-deep"),
     pytest.param(b'{"a":' * 20_000 + b"1" + b"}" * 20_000, id="objects-nested-20k-deep"),
     pytest.param(b'{"action": "created"' + b", " * 10, id="truncated-object"),
-    pytest.param(b'{"number": 1' + b"0" * 5_000 + b"}", id="integer-of-5000-digits"),
+    pytest.param(b'{"action": 1' + b"0" * 5_000 + b"}", id="integer-of-5000-digits"),
+    pytest.param(b'{"installation": {"id": 1' + b"0" * 5_000 + b"}}", id="nested-integer-of-5000-digits"),
     pytest.param("{\"action\": \"créé\"}".encode("latin-1"), id="latin-1"),
     pytest.param(b"\x00" * 1_000, id="nul-bytes"),
     pytest.param(b"null", id="null"),
@@ -160,6 +161,16 @@ def test_the_same_guid_from_another_hook_is_its_own_delivery(client):
 def test_bodies_that_are_not_a_usable_json_object_are_400(client, raw):
     r = raw_post(client, raw, signed_headers(raw))
     assert r.status_code == 400
+    assert client.store.jobs() == []
+
+
+def test_a_field_the_bot_never_reads_is_not_decoded(client):
+    """Only the fields routing reads are decoded (app/webhooks.py `routed_fields`): an integer Python would
+    refuse to read, in a field nothing reads, is skipped; the delivery lacks what a job needs, so it is
+    acknowledged as unusable and queues nothing."""
+    raw = b'{"number": 1' + b"0" * 5_000 + b"}"
+    r = raw_post(client, raw, signed_headers(raw))
+    assert r.status_code == 202 and r.json()["outcome"] == "unusable"
     assert client.store.jobs() == []
 
 
