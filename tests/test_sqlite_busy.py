@@ -1,4 +1,5 @@
-"""How an SQLite write transaction waits for the write lock another connection holds (app/store.py `_begin`)."""
+"""How an SQLite write transaction waits for the write lock another connection holds
+(app/store.py `SqliteStore._patiently`)."""
 
 from __future__ import annotations
 
