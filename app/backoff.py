@@ -2,7 +2,7 @@
 
 - `RetryTransient` (githubkit's `auto_retry`): an idempotent call (GET, PUT,
   PATCH, DELETE, and the POSTs whose repetition changes nothing: a commit
-  status, a reaction) that failed in transit (a 5xx, a timeout, a dropped
+  status, a reaction, a GraphQL query) that failed in transit (a 5xx, a timeout, a dropped
   connection) is tried again a few times within a few seconds. A job makes
   dozens of calls, so without this one flaky call in three would fail nearly
   every attempt of every job. Any other POST is never repeated here: it may
@@ -17,8 +17,8 @@
   limit (a 429, or a 403 whose message says "secondary rate limit") for its
   `retry-after`, or without one for at least a minute, doubling while
   GitHub keeps answering so.
-- Writes (POST, PATCH, PUT, DELETE) of one installation go out one at a
-  time, or one verification's at a time. One client serves one installation
+- Writes (POST, PATCH, PUT, DELETE; a GraphQL query only reads) of one
+  installation go out one at a time, or one verification's at a time. One client serves one installation
   (app/jobs.py `Clients`) and its gate holds one write lock: a write takes
   it for itself, or a publish takes it for its whole wave (`RateLimitGate.wave`):
   the verdict comment, the commit status, the check run and the review of
@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import json
 import re
 import time
 import weakref
@@ -60,6 +61,8 @@ from githubkit.throttling import LocalThrottler
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE"})
 WRITES = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 REPEATABLE_POST = re.compile(r"/statuses/[0-9a-fA-F]+$|/reactions$")  # the same again changes nothing
+GRAPHQL = re.compile(r"/graphql$")
+GRAPHQL_WRITE = re.compile(r"\b(?:mutation|subscription)\b")  # anywhere in the document: the safe side
 MAX_CONCURRENCY = 100  # GitHub's cap on concurrent requests (githubkit's default throttler)
 SECONDARY = "secondary rate limit"  # what GitHub's message says when it is one
 SECONDARY_WAIT = 60.0  # GitHub: without retry-after, wait at least one minute
@@ -105,14 +108,33 @@ class RetryTransient:
             transient, request = True, _request(exc.exc)
         else:
             return RetryOption(False)
-        if not transient or request is None or not repeatable(request.method, request.url.path):
+        if not transient or request is None or not repeatable(request):
             return RetryOption(False)
         return RetryOption(True, timedelta(seconds=self.first_delay * 2 ** retry_count))
 
 
-def repeatable(method: str, path: str) -> bool:
+def repeatable(request: httpx.Request) -> bool:
     """Whether sending this call twice leaves GitHub as sending it once does."""
-    return method in IDEMPOTENT or (method == "POST" and REPEATABLE_POST.search(path) is not None)
+    method, path = request.method, request.url.path
+    return method in IDEMPOTENT or (method == "POST" and (REPEATABLE_POST.search(path) is not None
+                                                          or graphql_query(request)))
+
+
+def writes(request: httpx.Request) -> bool:
+    """Whether this call may change something on GitHub (a GraphQL query is POSTed, yet only reads)."""
+    return request.method in WRITES and not graphql_query(request)
+
+
+def graphql_query(request: httpx.Request) -> bool:
+    """A POST to GraphQL whose document holds no mutation or subscription: it reads. A document that cannot
+    be read, or that names either word anywhere (a field so called included), counts as a write."""
+    if request.method != "POST" or GRAPHQL.search(request.url.path) is None:
+        return False
+    try:
+        document = json.loads(request.content).get("query")
+    except (httpx.RequestNotRead, ValueError, AttributeError):
+        return False
+    return isinstance(document, str) and GRAPHQL_WRITE.search(document) is None
 
 
 def _request(exc: httpx.TransportError) -> httpx.Request | None:
@@ -190,7 +212,7 @@ class RateLimitGate(LocalThrottler):
     async def async_acquire(self, request: httpx.Request) -> AsyncGenerator[None, Any]:
         self._check(request)
         async with contextlib.AsyncExitStack() as held:
-            if request.method in WRITES and _IN_WAVE.get() is not self:
+            if writes(request) and _IN_WAVE.get() is not self:
                 await held.enter_async_context(self._write_lock())
                 self._check(request)  # a limit may have been hit while this write waited its turn
             await held.enter_async_context(super().async_acquire(request))

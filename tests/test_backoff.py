@@ -11,7 +11,7 @@ import httpx
 import pytest
 from githubkit.exception import RequestError, RequestFailed, RequestTimeout
 
-from app.backoff import RateLimitGate, RetryTransient, repeatable, wait_seconds
+from app.backoff import RateLimitGate, RetryTransient, repeatable, wait_seconds, writes
 from app.fake_github import FakeGitHub
 from app.github import GitHubError, as_github_error, token_client, write_wave
 
@@ -24,9 +24,13 @@ SECONDARY = json.dumps({"message": "You have exceeded a secondary rate limit. Pl
                                   "you try again.", "documentation_url": "https://docs.github.com/rest"})
 
 
+QUERY = {"query": "query($ids: [ID!]!) { nodes(ids: $ids) { id } }", "variables": {"ids": ["IC_1"]}}
+MUTATION = {"query": "mutation { addReaction(input: {subjectId: \"IC_1\", content: EYES}) { clientMutationId } }"}
+
+
 def failed(method: str, path: str, status: int, headers: dict[str, str] | None = None,
-           body: str = "") -> RequestFailed:
-    request = httpx.Request(method, URL + path)
+           body: str = "", sent: object = None) -> RequestFailed:
+    request = httpx.Request(method, URL + path, json=sent)
     response = httpx.Response(status, headers=headers or {}, text=body, request=request)
 
     class Answer:  # what githubkit's RequestFailed reads of its Response
@@ -47,6 +51,8 @@ def dropped(method: str, path: str, kind: type[httpx.TransportError] = httpx.Rem
     (failed("POST", "/issues/comments/7/reactions", 503), True),
     (failed("POST", "/issues/1/comments", 502), False),  # it may have been created: the job runs again instead
     (failed("POST", "/check-runs", 502), False),
+    (failed("POST", "/graphql", 502, sent=QUERY), True),  # a query only reads
+    (failed("POST", "/graphql", 502, sent=MUTATION), False),
     (failed("GET", "/pulls/1", 404), False),
     (failed("GET", "/pulls/1", 422), False),
     (dropped("GET", "/pulls/1"), True),
@@ -63,7 +69,16 @@ def test_which_failed_calls_are_retried_in_place(exc: Exception, retried: bool) 
 
 
 def test_repeatable_calls() -> None:
-    assert repeatable("GET", "/x") and repeatable("DELETE", "/x") and not repeatable("POST", "/repos/o/r/pulls")
+    def call(method: str, path: str, sent: object = None) -> httpx.Request:
+        return httpx.Request(method, "https://api.github.com" + path, json=sent)
+
+    assert repeatable(call("GET", "/x")) and repeatable(call("DELETE", "/x"))
+    assert not repeatable(call("POST", "/repos/o/r/pulls"))
+    assert repeatable(call("POST", "/graphql", QUERY)) and not writes(call("POST", "/graphql", QUERY))
+    for sent in (MUTATION, {"query": "subscription { x }"}, {"query": 7}, None, ["query"]):
+        assert not repeatable(call("POST", "/graphql", sent)) and writes(call("POST", "/graphql", sent))
+    garbled = httpx.Request("POST", "https://api.github.com/graphql", content=b"{not json")
+    assert not repeatable(garbled) and writes(garbled)
 
 
 def test_how_long_an_answer_asks_us_to_wait() -> None:
