@@ -129,8 +129,9 @@ _ATOM_METHOD = re.compile(r"\batom\.entrypoints\b.*?--method(?:=|\s+)[\"']?(\w+)
 _ATOM_SIM = re.compile(r"--spec-decode-acceptance-length(?:=|\s+)[\"']?([^\"'\s\\]+)")
 _PLACEHOLDER = re.compile(r"^%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]$")  # a printf conversion: the value is not here
 _TRT_KEY = re.compile(r"\b(decoding_type|num_nextn_predict_layers|max_draft_len|speculative_model_dir)\s*:\s*[\"']?([\w./-]+)")
-_THINKING_OFF = re.compile(
-    r"(?:enable_|default_)?thinking(?:_mode)?[\"']?\s*[:=]\s*[\"']?(?:false|0|off|disabled|no)\b", re.I)
+# (`enable_thinking: false`, `default_thinking=off`: a match from the word on, which re finds fast; a pattern
+# that may start before the word is tried at every character)
+_THINKING_OFF = re.compile(r"thinking(?:_mode)?[\"']?\s*[:=]\s*[\"']?(?:false|0|off|disabled|no)\b", re.I)
 
 
 @dataclass(frozen=True)
