@@ -21,6 +21,7 @@ MAX_RESOLVED = 20_000  # characters a variable's value, or the expansions on one
 PURE = frozenset({"printf", "echo", "dirname", "basename"})
 _PRINTF_SPEC = re.compile(r"%([-+ #0]*)(\d*)(?:\.(\d+))?([sdifgeExXqbc%])")
 _PRINTF_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "r": "\r", "a": "\a"}
+_FIRST_NAME = re.compile(r"[ \t\n]*([A-Za-z_][A-Za-z0-9_]*)")  # how a body's first word begins, when with a name
 PATTERN_OPS = frozenset({"%", "%%", "#", "##", "/", "//"})
 _MAX_PATTERN_VALUE = 2_000  # characters a value may have for `${NAME%pattern}` & co to be worked out
 
@@ -31,6 +32,9 @@ def substitution_command(text: str) -> tuple[Word, ...] | None:
     output can be worked out from its arguments; None for any other body (it is never run)."""
     if len(text) > MAX_RESOLVED:
         return None
+    first = _FIRST_NAME.match(text)
+    if first is not None and not any(name.startswith(first.group(1)) for name in PURE):
+        return None  # (most bodies: the command's name begins with text no pure builtin's does; not parsed)
     nodes = statements(text)
     if len(nodes) != 1 or not isinstance(nodes[0], Simple) or nodes[0].assigns or not nodes[0].words:
         return None
