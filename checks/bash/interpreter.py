@@ -14,6 +14,7 @@ import itertools
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Mapping, NamedTuple
 
 from .builtins import UNKNOWN, decided, pure_output, test
@@ -44,6 +45,14 @@ def reads_first_field(watch: Callable[[list[str | None]], bool]) -> Callable[[li
 def _substitutes(parts: tuple[Part, ...]) -> bool:
     """Whether a word holds a command substitution (also inside `${X:-$(...)}`): expanding it may run code."""
     return any(p.kind == "cmd" or p.arg and _substitutes(p.arg) for p in parts)
+
+
+@lru_cache(maxsize=1024)
+def _by_name(command: str | None) -> tuple[bool, bool, bool, bool]:
+    """What `Interpreter.reads_no_fields` knows of a command from its name: whether it is a declaration;
+    none of the builtins `simple` runs and no launch; no script run (`run_at`), `eval` or `cd`; `echo`/`printf`."""
+    return (command in DECLARATIONS, command not in _BUILTINS and not may_launch(command),
+            not may_run(command) and command not in ("eval", "cd"), command in ("echo", "printf"))
 
 
 def _literal(word: Word) -> str | None:
@@ -217,8 +226,10 @@ class Interpreter(Evaluator):
     """
 
     def __init__(self, known: Mapping[str, str], watch: Callable[[list[str | None]], bool] | None = None,
-                 exists: Callable[[str], bool | None] | None = None, defaults: bool = False):
+                 exists: Callable[[str], bool | None] | None = None, defaults: bool = False,
+                 shared: dict[int, tuple] | None = None):
         self.known = Given(known)
+        self.shared = {} if shared is None else shared  # what is read of a statement alone, by id (`Script`'s runs share it)
         self.exists = exists
         self.defaults = defaults  # `known` is every variable the script is given: `${X:-d}` of another X is d
         self.funcs: dict[str, tuple] = {}
@@ -493,16 +504,21 @@ class Interpreter(Evaluator):
         only). When tracing, also only if expanding has no effect (no word holds a `$(...)`, which is run) and,
         but for a declaration, the watch reads the first field only (`reads_first_field`) and the command is
         none that tracing reads: no script run (`run_at`), `eval`, `cd`, or inside `$(...)` `echo`/`printf`."""
-        if not (command in DECLARATIONS or command not in _BUILTINS
-                and command not in self.funcs and not may_launch(command)):
+        declares, plain, quiet, prints = _by_name(command)
+        if not (declares or plain and command not in self.funcs):
             return False
         if not self.tracing:
             return True
-        if any(_substitutes(w.parts) for w in node.words[1:]):
+        if self._substitutes(node):
             return False
-        return command in DECLARATIONS or (self.first_field_watch and not may_run(command)
-                                           and command not in ("eval", "cd")
-                                           and not (_OUT in state.vars and command in ("echo", "printf")))
+        return declares or (self.first_field_watch and quiet and not (prints and _OUT in state.vars))
+
+    def _substitutes(self, node: Simple) -> bool:
+        """Whether a word of `node` after its first holds a `$(...)`, read once per statement (`shared`)."""
+        found = self.shared.get(id(node))
+        if found is None or found[0] is not node:
+            found = self.shared[id(node)] = (node, any(_substitutes(w.parts) for w in node.words[1:]))
+        return found[1]
 
     def _cd(self, state: State, target: Token, line: int) -> None:
         """`cd DIR`: PWD becomes DIR (joined to the PWD before when DIR is relative)."""

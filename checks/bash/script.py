@@ -154,6 +154,7 @@ class Script:
             read_lines(self.raw, True) if embedded else read_whole(self.raw))
         self.statements = self._read.statements
         self._runs: dict[tuple, list[tuple[Given, dict[str, bool | None], object]]] = {}
+        self._shared: dict[int, tuple] = {}  # what the interpreter reads of a statement alone, for every run
 
     # --- as a program ---
     def launches(self, env: Mapping[str, str] | None = None) -> tuple[Launch, ...]:
@@ -168,7 +169,7 @@ class Script:
         found = self._reuse(("launches",), known, None)
         if found is not None:
             return found
-        interp = Interpreter(known)
+        interp = Interpreter(known, shared=self._shared)
         self._run(interp, uncalled=True)
         return self._keep(("launches",), interp, {}, tuple(dict.fromkeys(interp.launches)))
 
@@ -200,7 +201,7 @@ class Script:
             tested[target] = answer = exists(target)
             return answer
 
-        interp = Interpreter(known, watch, test if exists is not None else None, defaults)
+        interp = Interpreter(known, watch, test if exists is not None else None, defaults, self._shared)
         self._run(interp, uncalled)
         return self._keep(how, interp, tested, Trace(tuple(dict.fromkeys(interp.launches)),
                                                      tuple(dict.fromkeys(interp.calls)),
