@@ -20,6 +20,7 @@ MAX_RESOLVED = 20_000  # characters a variable's value, or the expansions on one
 
 PURE = frozenset({"printf", "echo", "dirname", "basename"})
 _PRINTF_SPEC = re.compile(r"%([-+ #0]*)(\d*)(?:\.(\d+))?([sdifgeExXqbc%])")
+_ECHO_FLAGS = re.compile(r"-[neE]+")
 _PRINTF_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "r": "\r", "a": "\a"}
 _FIRST_NAME = re.compile(r"[ \t\n]*([A-Za-z_][A-Za-z0-9_]*)")  # how a body's first word begins, when with a name
 PATTERN_OPS = frozenset({"%", "%%", "#", "##", "/", "//"})
@@ -46,7 +47,7 @@ def pure_output(argv: list[str]) -> str | None:
     cuts them); None when an argument it computes with is not known."""
     command, args = argv[0], argv[1:]
     if command == "echo":
-        while args and re.fullmatch(r"-[neE]+", args[0]):
+        while args and _ECHO_FLAGS.fullmatch(args[0]):
             args = args[1:]
         out = " ".join(args)
     elif command == "dirname":
@@ -183,6 +184,7 @@ def decided(value: str | None) -> str | None:
 _INT_OPS = {"-eq": operator.eq, "-ne": operator.ne, "-gt": operator.gt, "-ge": operator.ge,
             "-lt": operator.lt, "-le": operator.le}
 _BINARY = {"=", "==", "!=", "<", ">", "=~", *_INT_OPS}
+_UNARY = re.compile(r"-[a-zA-Z]")
 
 
 def test(args: list[tuple[str | None, ...]], pattern: bool, exists: Callable[[str], bool | None] | None = None,
@@ -258,7 +260,7 @@ class _Test:
             right = a[self.pos + 2] if self.pos + 2 < len(a) else ""
             self.pos += 3
             return self._binary(left, op, right)
-        if first is not None and re.fullmatch(r"-[a-zA-Z]", first) and self.pos + 1 < len(a):
+        if first is not None and _UNARY.fullmatch(first) and self.pos + 1 < len(a):
             operand = a[self.pos + 1]
             self.pos += 2
             if first in ("-f", "-e", "-s", "-r", "-x") and self.exists is not None and operand is not None:

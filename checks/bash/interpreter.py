@@ -30,6 +30,7 @@ _MAX_STEPS = 50_000
 _OUT = "\x00out"  # inside `$(...)`: what its body has printed so far (a variable no script can name)
 _IMPURE = "\x00impure"  # set when the body of a `$(...)` ran a command whose output is not known
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+_EXPORT_FLAG = re.compile(r"-[a-zA-Z]*x[a-zA-Z]*")  # `declare -x`, `-gx`, ...
 DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})  # builtins taking NAME=value
 NOT_GIVEN = object()  # what `Given` records for a variable the runner does not give
 _BUILTINS = DECLARATIONS | {"unset", "exit", "return", "true", ":", "false", "[", "test", "[["}  # `simple` runs these
@@ -561,7 +562,7 @@ class Interpreter(Evaluator):
     def declare(self, node: Simple, state: State, command: str) -> State:
         """`export` / `declare` / `local` / `readonly`: assignments, and marks for export."""
         export = command == "export" or any(
-            w.unquoted_literal and re.fullmatch(r"-[a-zA-Z]*x[a-zA-Z]*", w.unquoted_literal) for w in node.words[1:])
+            w.unquoted_literal and _EXPORT_FLAG.fullmatch(w.unquoted_literal) for w in node.words[1:])
         for name, append, scalar, array in node.assigns:
             self.assign(state, name, append, scalar, array, node.line)
             if export:
