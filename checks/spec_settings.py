@@ -283,21 +283,33 @@ def _norm_key(key) -> str:
     return str(key).strip().lower().lstrip("-").replace("-", "_")
 
 
-def _walk(node, path: tuple = ()) -> Iterator[tuple[tuple, object, int, object]]:
-    """(key path, value, line, parent) of every mapping entry and list item of a parsed YAML document, but
-    what is under a disaggregated recipe's prefill worker (`prefill:`, `prefill_environment:`, ...): its
-    speculative settings are the prefill side's, not the decode side's that serve the tokens."""
+def _walk(node) -> Iterator[tuple[str, object, int, object]]:
+    """(key as `_norm_key` gives it, "" for a list item or a key that is no string; value, line, parent) of every
+    mapping entry and list item of a parsed YAML document, in document order, but what is under a
+    disaggregated recipe's prefill worker (`prefill:`, `prefill_environment:`, ...): its speculative settings
+    are the prefill side's, not the decode side's that serve the tokens. (A stack, not nested generators,
+    through which every entry would pass once per level.)"""
+    stack = [_entries(node)]
+    while stack:
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
+            continue
+        yield entry
+        if isinstance(entry[1], (dict, list)) and not entry[0].startswith("prefill"):
+            stack.append(_entries(entry[1]))
+
+
+def _entries(node) -> Iterator[tuple[str, object, int, object]]:
+    """The entries `_walk` yields of one mapping or list, not those under them."""
     if isinstance(node, dict):
+        lined = isinstance(node, LineDict)
         for key, value in node.items():
-            line = node.line_of(key) if isinstance(node, LineDict) else 0
-            yield path + (key,), value, line, node
-            if not (isinstance(key, str) and _norm_key(key).startswith("prefill")):
-                yield from _walk(value, path + (key,))
+            yield _norm_key(key) if isinstance(key, str) else "", value, node.line_of(key) if lined else 0, node
     elif isinstance(node, list):
+        lined = isinstance(node, LineList)
         for i, value in enumerate(node):
-            line = node.line_of(i) if isinstance(node, LineList) else 0
-            yield path + (i,), value, line, node
-            yield from _walk(value, path + (i,))
+            yield "", value, node.line_of(i) if lined else 0, node
 
 
 def recipe_settings(doc, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simulation, ...]]:
@@ -306,8 +318,7 @@ def recipe_settings(doc, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simul
     configs: list[SpecConfig] = []
     sims: list[Simulation] = []
     seen: set[int] = set()
-    for keys, value, line, parent in _walk(doc):
-        key = _norm_key(keys[-1]) if isinstance(keys[-1], str) else ""
+    for key, value, line, parent in _walk(doc):
         if key.upper() in ("SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE",
                            "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"):
             sims.append(Simulation(key.upper(), str(value), line, path))
