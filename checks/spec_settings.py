@@ -128,7 +128,10 @@ _SGLANG_FLAG = re.compile(
 _ATOM_METHOD = re.compile(r"\batom\.entrypoints\b.*?--method(?:=|\s+)[\"']?(\w+)")
 _ATOM_SIM = re.compile(r"--spec-decode-acceptance-length(?:=|\s+)[\"']?([^\"'\s\\]+)")
 _PLACEHOLDER = re.compile(r"^%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]$")  # a printf conversion: the value is not here
-_TRT_KEY = re.compile(r"\b(decoding_type|num_nextn_predict_layers|max_draft_len|speculative_model_dir)\s*:\s*[\"']?([\w./-]+)")
+# (`_TRT_KEY`, `_ATOM_METHOD` and `_SIM_ENV_RE` start at `\b`, so re tries them at every character: a line is
+# searched only when it holds one of their words)
+_TRT_WORDS = ("decoding_type", "num_nextn_predict_layers", "max_draft_len", "speculative_model_dir")
+_TRT_KEY = re.compile(rf"\b({'|'.join(_TRT_WORDS)})\s*:\s*[\"']?([\w./-]+)")
 # (`enable_thinking: false`, `default_thinking=off`: a match from the word on, which re finds fast; a pattern
 # that may start before the word is tried at every character)
 _THINKING_OFF = re.compile(r"thinking(?:_mode)?[\"']?\s*[:=]\s*[\"']?(?:false|0|off|disabled|no)\b", re.I)
@@ -255,14 +258,14 @@ def script_settings(script: Script, path: str) -> tuple[tuple[SpecConfig, ...], 
         for m in _SGLANG_FLAG.finditer(text):
             first, fields = flags.setdefault(evals, (ln.number, {}))
             fields.setdefault(m.group(1).replace("-", "_"), m.group(2))
-        for m in _TRT_KEY.finditer(text):
+        for m in _TRT_KEY.finditer(text) if any(word in text for word in _TRT_WORDS) else ():
             first, fields = trt.setdefault(evals, (ln.number, {}))
             fields.setdefault(m.group(1), m.group(2))
-        m = _ATOM_METHOD.search(text)
+        m = _ATOM_METHOD.search(text) if "atom.entrypoints" in text else None
         if m:
             first, fields = flags.setdefault(evals, (ln.number, {}))
             fields.setdefault("speculative_algorithm", m.group(1))
-        for m in _SIM_ENV_RE.finditer(text):
+        for m in _SIM_ENV_RE.finditer(text) if "SGLANG_SIMULATE_ACC_" in text or "TLLM_SPEC" in text else ():
             sims.append(Simulation(m.group(1), m.group(2), ln.number, path, evals))
         for m in _ATOM_SIM.finditer(text):
             sims.append(Simulation("spec-decode-acceptance-length", m.group(1), ln.number, path, evals))
