@@ -292,7 +292,11 @@ class Script:
                 stack.pop()
                 continue
             function = stack[-1][1]
-            if isinstance(node, Simple) and (node.words or node.redirects):
+            if not isinstance(node, Simple):  # (a simple command holds no other: nothing to go into)
+                if node is not None:
+                    stack.append((iter(children(node)), node.name if isinstance(node, Func) else function))
+                continue
+            if node.words or node.redirects:
                 words: list[str] = []
                 quoted: list[bool] = []
                 subs: list[str] = []
@@ -307,10 +311,8 @@ class Script:
                     subs.extend(p.text for p in parts if p.kind == "cmd")
                 for _op, target in node.redirects:
                     subs.extend(p.text for p in target.parts if p.kind == "cmd")
-                redirects = tuple((op, self.text_of(t.parts)) for op, t in node.redirects)
+                redirects = tuple((op, self.text_of(t.parts)) for op, t in node.redirects) if node.redirects else ()
                 out.append(SimpleCommand(node.line, tuple(words), tuple(quoted), redirects, function, tuple(subs)))
-            if node is not None:
-                stack.append((iter(children(node)), node.name if isinstance(node, Func) else function))
         return tuple(out)
 
     def text_of(self, parts: tuple[Part, ...]) -> str:
