@@ -34,12 +34,55 @@ def substitution_command(text: str) -> tuple[Word, ...] | None:
     if len(text) > MAX_RESOLVED:
         return None
     first = _FIRST_NAME.match(text)
-    if first is not None and not any(name.startswith(first.group(1)) for name in PURE):
-        return None  # (most bodies: the command's name begins with text no pure builtin's does; not parsed)
+    if first is not None and not any(name.startswith(first.group(1)) for name in PURE) or _piped(text):
+        return None  # (most bodies: the command's name begins with text no pure builtin's does, or its output
+        # is piped, `echo "$X" | sed ...`: it is not parsed to learn that)
     nodes = statements(text)
     if len(nodes) != 1 or not isinstance(nodes[0], Simple) or nodes[0].assigns or not nodes[0].words:
         return None
     return nodes[0].words if nodes[0].words[0].unquoted_literal in PURE else None
+
+
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ \t./=:,+%@-")  # for `_piped`
+
+
+def _piped(text: str) -> bool:
+    """Whether `text` certainly pipes (or chains with `||`): a `|` outside quotes with a command after it, in
+    text a scan this simple follows (and tree-sitter reads as bash does): outside quotes, only names, `$NAME`
+    and plain punctuation (no comment, redirection, grouping, list, glob or control character); no expansion
+    but `$NAME` in double quotes; a command named after every `|` (tree-sitter reads a stray one into the
+    command)."""
+    quote = ""
+    piped = False
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if quote == "'":
+            quote = "" if c == "'" else quote
+        elif c == "\\" and quote:
+            i += 1  # the next character is taken as it is
+        elif c == "$" and not _name_starts(text[i + 1:i + 2]) or c in "`\\":
+            return False  # (of expansions only `$NAME`: no `$(`, `${`, `$'`, `$1`, ...)
+        elif quote:
+            quote = "" if c == '"' else quote
+        elif c in "'\"":
+            quote = c
+        elif c not in _PLAIN and c not in "$|":
+            return False
+        elif c == "|":
+            i += 2 if text[i + 1:i + 2] in ("|", "&") else 1
+            while i < n and text[i] in " \t":
+                i += 1
+            if not _name_starts(text[i:i + 1]):
+                return False
+            piped = True
+            continue
+        i += 1
+    return piped
+
+
+def _name_starts(c: str) -> bool:
+    return c.isascii() and (c.isalpha() or c == "_")
 
 
 def pure_output(argv: list[str]) -> str | None:
