@@ -59,6 +59,10 @@ def eval_only_lines(script: Script) -> frozenset[int]:
     return frozenset(n for lines in marked for n in lines)
 
 
+_KEYWORD = re.compile(r"(if|elif|else|fi)\b")  # what a command opens or closes (`_Branches.track`)
+_ENDS_IF = re.compile(r"\bfi\s*;?\s*$")
+
+
 class _Branches:
     """The open if/elif branches at a command, and how many of them run only in eval-only mode.
 
@@ -76,15 +80,17 @@ class _Branches:
 
     def track(self, code: str) -> None:
         s = code.strip()
-        if re.match(r"^if\b", s):
-            if not re.search(r"\bfi\s*;?\s*$", s):
+        found = _KEYWORD.match(s)
+        keyword = found.group(1) if found else ""
+        if keyword == "if":
+            if not _ENDS_IF.search(s):
                 self._push(s, False)
-        elif re.match(r"^elif\b", s) and self.frames:
+        elif keyword == "elif" and self.frames:
             self._pop()
             self._push(s, False)
-        elif re.match(r"^else\b", s) and self.frames:
+        elif keyword == "else" and self.frames:
             self._push(self._pop(), True)
-        elif re.match(r"^fi\b", s) and self.frames:
+        elif keyword == "fi" and self.frames:
             self._pop()
 
     def _push(self, cond: str, in_else: bool) -> None:
