@@ -59,6 +59,10 @@ def eval_only_lines(script: Script) -> frozenset[int]:
     return frozenset(n for lines in marked for n in lines)
 
 
+_KEYWORD = re.compile(r"(if|elif|else|fi)\b")  # what a command opens or closes (`_Branches.track`)
+_ENDS_IF = re.compile(r"\bfi\s*;?\s*$")
+
+
 class _Branches:
     """The open if/elif branches at a command, and how many of them run only in eval-only mode.
 
@@ -76,15 +80,17 @@ class _Branches:
 
     def track(self, code: str) -> None:
         s = code.strip()
-        if re.match(r"^if\b", s):
-            if not re.search(r"\bfi\s*;?\s*$", s):
+        found = _KEYWORD.match(s)
+        keyword = found.group(1) if found else ""
+        if keyword == "if":
+            if not _ENDS_IF.search(s):
                 self._push(s, False)
-        elif re.match(r"^elif\b", s) and self.frames:
+        elif keyword == "elif" and self.frames:
             self._pop()
             self._push(s, False)
-        elif re.match(r"^else\b", s) and self.frames:
+        elif keyword == "else" and self.frames:
             self._push(self._pop(), True)
-        elif re.match(r"^fi\b", s) and self.frames:
+        elif keyword == "fi" and self.frames:
             self._pop()
 
     def _push(self, cond: str, in_else: bool) -> None:
@@ -128,9 +134,13 @@ _SGLANG_FLAG = re.compile(
 _ATOM_METHOD = re.compile(r"\batom\.entrypoints\b.*?--method(?:=|\s+)[\"']?(\w+)")
 _ATOM_SIM = re.compile(r"--spec-decode-acceptance-length(?:=|\s+)[\"']?([^\"'\s\\]+)")
 _PLACEHOLDER = re.compile(r"^%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]$")  # a printf conversion: the value is not here
-_TRT_KEY = re.compile(r"\b(decoding_type|num_nextn_predict_layers|max_draft_len|speculative_model_dir)\s*:\s*[\"']?([\w./-]+)")
-_THINKING_OFF = re.compile(
-    r"(?:enable_|default_)?thinking(?:_mode)?[\"']?\s*[:=]\s*[\"']?(?:false|0|off|disabled|no)\b", re.I)
+# (`_TRT_KEY`, `_ATOM_METHOD` and `_SIM_ENV_RE` start at `\b`, so re tries them at every character: a line is
+# searched only when it holds one of their words)
+_TRT_WORDS = ("decoding_type", "num_nextn_predict_layers", "max_draft_len", "speculative_model_dir")
+_TRT_KEY = re.compile(rf"\b({'|'.join(_TRT_WORDS)})\s*:\s*[\"']?([\w./-]+)")
+# (`enable_thinking: false`, `default_thinking=off`: a match from the word on, which re finds fast; a pattern
+# that may start before the word is tried at every character)
+_THINKING_OFF = re.compile(r"thinking(?:_mode)?[\"']?\s*[:=]\s*[\"']?(?:false|0|off|disabled|no)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -254,14 +264,14 @@ def script_settings(script: Script, path: str) -> tuple[tuple[SpecConfig, ...], 
         for m in _SGLANG_FLAG.finditer(text):
             first, fields = flags.setdefault(evals, (ln.number, {}))
             fields.setdefault(m.group(1).replace("-", "_"), m.group(2))
-        for m in _TRT_KEY.finditer(text):
+        for m in _TRT_KEY.finditer(text) if any(word in text for word in _TRT_WORDS) else ():
             first, fields = trt.setdefault(evals, (ln.number, {}))
             fields.setdefault(m.group(1), m.group(2))
-        m = _ATOM_METHOD.search(text)
+        m = _ATOM_METHOD.search(text) if "atom.entrypoints" in text else None
         if m:
             first, fields = flags.setdefault(evals, (ln.number, {}))
             fields.setdefault("speculative_algorithm", m.group(1))
-        for m in _SIM_ENV_RE.finditer(text):
+        for m in _SIM_ENV_RE.finditer(text) if "SGLANG_SIMULATE_ACC_" in text or "TLLM_SPEC" in text else ():
             sims.append(Simulation(m.group(1), m.group(2), ln.number, path, evals))
         for m in _ATOM_SIM.finditer(text):
             sims.append(Simulation("spec-decode-acceptance-length", m.group(1), ln.number, path, evals))
@@ -282,21 +292,33 @@ def _norm_key(key) -> str:
     return str(key).strip().lower().lstrip("-").replace("-", "_")
 
 
-def _walk(node, path: tuple = ()) -> Iterator[tuple[tuple, object, int, object]]:
-    """(key path, value, line, parent) of every mapping entry and list item of a parsed YAML document, but
-    what is under a disaggregated recipe's prefill worker (`prefill:`, `prefill_environment:`, ...): its
-    speculative settings are the prefill side's, not the decode side's that serve the tokens."""
+def _walk(node) -> Iterator[tuple[str, object, int, object]]:
+    """(key as `_norm_key` gives it, "" for a list item or a key that is no string; value, line, parent) of every
+    mapping entry and list item of a parsed YAML document, in document order, but what is under a
+    disaggregated recipe's prefill worker (`prefill:`, `prefill_environment:`, ...): its speculative settings
+    are the prefill side's, not the decode side's that serve the tokens. (A stack, not nested generators,
+    through which every entry would pass once per level.)"""
+    stack = [_entries(node)]
+    while stack:
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
+            continue
+        yield entry
+        if isinstance(entry[1], (dict, list)) and not entry[0].startswith("prefill"):
+            stack.append(_entries(entry[1]))
+
+
+def _entries(node) -> Iterator[tuple[str, object, int, object]]:
+    """The entries `_walk` yields of one mapping or list, not those under them."""
     if isinstance(node, dict):
+        lined = isinstance(node, LineDict)
         for key, value in node.items():
-            line = node.line_of(key) if isinstance(node, LineDict) else 0
-            yield path + (key,), value, line, node
-            if not (isinstance(key, str) and _norm_key(key).startswith("prefill")):
-                yield from _walk(value, path + (key,))
+            yield _norm_key(key) if isinstance(key, str) else "", value, node.line_of(key) if lined else 0, node
     elif isinstance(node, list):
+        lined = isinstance(node, LineList)
         for i, value in enumerate(node):
-            line = node.line_of(i) if isinstance(node, LineList) else 0
-            yield path + (i,), value, line, node
-            yield from _walk(value, path + (i,))
+            yield "", value, node.line_of(i) if lined else 0, node
 
 
 def recipe_settings(doc, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simulation, ...]]:
@@ -305,8 +327,7 @@ def recipe_settings(doc, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simul
     configs: list[SpecConfig] = []
     sims: list[Simulation] = []
     seen: set[int] = set()
-    for keys, value, line, parent in _walk(doc):
-        key = _norm_key(keys[-1]) if isinstance(keys[-1], str) else ""
+    for key, value, line, parent in _walk(doc):
         if key.upper() in ("SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE",
                            "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"):
             sims.append(Simulation(key.upper(), str(value), line, path))

@@ -98,6 +98,7 @@ def script_prefix(path: str) -> str:
 # --------------------------------------------------------------------------
 
 CLIENT_FUNCTIONS = frozenset({"run_benchmark_serving", "build_replay_cmd"})
+_CLIENT_PROGRAM = re.compile(r"python[\d.]*|vllm|aiperf|genai-perf")
 _CLIENT_MODULE = re.compile(r"^\s*(?:from|import)\s+(?:vllm\.benchmarks\.serve|sglang\.bench_serving|"
                             r"benchmark_serving)\b", re.M)
 _HEREDOC_TARGET = re.compile(r"(?:^|[;&|]\s*)(?:cat|tee)\b[^<>]*?>\s*([^\s<>|;&]+)[^\n]*<<")
@@ -107,7 +108,7 @@ _HEREDOC_TARGET = re.compile(r"(?:^|[;&|]\s*)(?:cat|tee)\b[^<>]*?>\s*([^\s<>|;&]
 def is_client_candidate(values: list[str | None]) -> bool:
     """The commands a trace records for check 9: client functions, python programs and client CLIs."""
     head = (values[0] or "").rsplit("/", 1)[-1] if values else ""
-    return head in CLIENT_FUNCTIONS or bool(re.fullmatch(r"python[\d.]*|vllm|aiperf|genai-perf", head))
+    return head in CLIENT_FUNCTIONS or _CLIENT_PROGRAM.fullmatch(head) is not None
 
 
 def client_programs(script: Script) -> frozenset[str]:

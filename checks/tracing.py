@@ -188,7 +188,7 @@ def reach(ctx: Context, path: str, env: Mapping[str, str], watch: Callable = no_
             queue.append((target, run.how, sub_env, via + ((current, run.line),),
                           dollar0 if run.how == "source" else target))
         if how != "source":
-            for line, target in _named_scripts_of(ctx, cache, current, code):
+            for line, target in ctx.once(_named_scripts_of, current, code):
                 queue.append((target, "named", current_env, via + ((current, line),), target))
     return tuple(out)
 
@@ -196,9 +196,11 @@ def reach(ctx: Context, path: str, env: Mapping[str, str], watch: Callable = no_
 _SCRIPT_VALUE = re.compile(r"^[^\s;&|<>'\"]+\.(?:sh|slurm|sbatch)$")
 
 
-def _named_scripts_of(ctx: Context, cache: HeadReader, path: str, text: str) -> list[tuple[int, str]]:
+def _named_scripts_of(ctx: Context, path: str, text: str) -> tuple[tuple[int, str], ...]:
     """Repository scripts a script stores in a variable (`RUN_FILE="$WS_PATH/server.sh"`): it runs them where
-    the interpreter cannot follow (inside a container or a job it submits), so they count as run by it."""
+    the interpreter cannot follow (inside a container or a job it submits), so they count as run by it. (Read
+    once per script, through `ctx.once`: a script reached with several sets of variables names the same.)"""
+    cache = head_reader(ctx)
     out = []
     script = ctx.script(text)
     for a in script.assignments:
@@ -210,7 +212,7 @@ def _named_scripts_of(ctx: Context, cache: HeadReader, path: str, text: str) -> 
             if candidate != path and cache.exists(candidate):
                 out.append((a.line, candidate))
                 break
-    return out
+    return tuple(out)
 
 
 def _run_target(ctx: Context, cache: HeadReader, run: Run, script: str) -> str | None:

@@ -1,8 +1,8 @@
 """The fast paths of checks/bash give what the general paths give: reading a plain command or an assignment
 without pieces, evaluating a one-candidate parameter, a word of one quoted parameter or a literal word
 directly, leaving the words of a command unexpanded when the interpreter (or a trace's watch) reads none of
-them, merging states by the bindings that differ, and not running a script none of whose commands can
-launch."""
+them, merging states by the bindings that differ, not running a script none of whose commands can
+launch, and not parsing a `$(...)` body that cannot be a pure builtin."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from checks.bash import Script
-from checks.bash.builtins import UNKNOWN
+from checks.bash.builtins import PURE, UNKNOWN, substitution_command
+from checks.bash.reading import statements
 from checks.bash.commands import launch_at, launched_at, may_become_launch, run_at, scripts_run_at
 from checks.bash.interpreter import Binding, Interpreter, State, merge, reads_first_field
-from checks.bash.syntax import _BLANKS, Builder, _Piece
+from checks.bash.syntax import _BLANKS, Builder, Simple, _Piece
 from checks.bash.tree import Source, parse
 from checks.bash.values import UNSET, Evaluator, Token, dedupe, mark, written
 from checks.bash.words import Part, Word
@@ -243,3 +244,22 @@ def test_merging_two_states_gives_each_variable_the_candidates_of_both(ours, the
     out = merge(a, b, known)
     assert list(out.vars.items()) == list(_merged(a, b, known).items())
     assert out.exported == {"A", "B"} and out.alive
+
+
+_BODY_HEADS = ["echo", "printf", "dirname", "basename", " echo", "ech\\o", "echox", "grep", "X=1 echo", "if", "e"]
+_BODY_PIECES = [" ", "|", "||", "|&", "a", "$X", '"', "'", "\\", "$", "x|y", '"a|b"', "'a|b'", "$'", "-n", "=", "*",
+                "é", "\r", "\n", "#", "`", "$(", "${", ";", "&", "(", ")", "<", ">", "sed", "'s/[\\/:@#]/_/g'", '"$X|"']
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.sampled_from(_BODY_HEADS), st.lists(st.sampled_from(_BODY_PIECES), max_size=10).map("".join))
+def test_a_body_left_unparsed_is_no_pure_builtin(head, rest):
+    text = head + rest
+    substitution_command.cache_clear()
+    try:
+        nodes = statements(text)
+    except UnicodeDecodeError:  # (a reading of stray bytes the fast path does not reach)
+        return
+    general = (nodes[0].words if len(nodes) == 1 and isinstance(nodes[0], Simple) and not nodes[0].assigns
+               and nodes[0].words and nodes[0].words[0].unquoted_literal in PURE else None)
+    assert substitution_command(text) == general

@@ -20,7 +20,9 @@ MAX_RESOLVED = 20_000  # characters a variable's value, or the expansions on one
 
 PURE = frozenset({"printf", "echo", "dirname", "basename"})
 _PRINTF_SPEC = re.compile(r"%([-+ #0]*)(\d*)(?:\.(\d+))?([sdifgeExXqbc%])")
+_ECHO_FLAGS = re.compile(r"-[neE]+")
 _PRINTF_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "r": "\r", "a": "\a"}
+_FIRST_NAME = re.compile(r"[ \t\n]*([A-Za-z_][A-Za-z0-9_]*)")  # how a body's first word begins, when with a name
 PATTERN_OPS = frozenset({"%", "%%", "#", "##", "/", "//"})
 _MAX_PATTERN_VALUE = 2_000  # characters a value may have for `${NAME%pattern}` & co to be worked out
 
@@ -31,10 +33,56 @@ def substitution_command(text: str) -> tuple[Word, ...] | None:
     output can be worked out from its arguments; None for any other body (it is never run)."""
     if len(text) > MAX_RESOLVED:
         return None
+    first = _FIRST_NAME.match(text)
+    if first is not None and not any(name.startswith(first.group(1)) for name in PURE) or _piped(text):
+        return None  # (most bodies: the command's name begins with text no pure builtin's does, or its output
+        # is piped, `echo "$X" | sed ...`: it is not parsed to learn that)
     nodes = statements(text)
     if len(nodes) != 1 or not isinstance(nodes[0], Simple) or nodes[0].assigns or not nodes[0].words:
         return None
     return nodes[0].words if nodes[0].words[0].unquoted_literal in PURE else None
+
+
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ \t./=:,+%@-")  # for `_piped`
+
+
+def _piped(text: str) -> bool:
+    """Whether `text` certainly pipes (or chains with `||`): a `|` outside quotes with a command after it, in
+    text a scan this simple follows (and tree-sitter reads as bash does): outside quotes, only names, `$NAME`
+    and plain punctuation (no comment, redirection, grouping, list, glob or control character); no expansion
+    but `$NAME` in double quotes; a command named after every `|` (tree-sitter reads a stray one into the
+    command)."""
+    quote = ""
+    piped = False
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if quote == "'":
+            quote = "" if c == "'" else quote
+        elif c == "\\" and quote:
+            i += 1  # the next character is taken as it is
+        elif c == "$" and not _name_starts(text[i + 1:i + 2]) or c in "`\\":
+            return False  # (of expansions only `$NAME`: no `$(`, `${`, `$'`, `$1`, ...)
+        elif quote:
+            quote = "" if c == '"' else quote
+        elif c in "'\"":
+            quote = c
+        elif c not in _PLAIN and c not in "$|":
+            return False
+        elif c == "|":
+            i += 2 if text[i + 1:i + 2] in ("|", "&") else 1
+            while i < n and text[i] in " \t":
+                i += 1
+            if not _name_starts(text[i:i + 1]):
+                return False
+            piped = True
+            continue
+        i += 1
+    return piped
+
+
+def _name_starts(c: str) -> bool:
+    return c.isascii() and (c.isalpha() or c == "_")
 
 
 def pure_output(argv: list[str]) -> str | None:
@@ -42,7 +90,7 @@ def pure_output(argv: list[str]) -> str | None:
     cuts them); None when an argument it computes with is not known."""
     command, args = argv[0], argv[1:]
     if command == "echo":
-        while args and re.fullmatch(r"-[neE]+", args[0]):
+        while args and _ECHO_FLAGS.fullmatch(args[0]):
             args = args[1:]
         out = " ".join(args)
     elif command == "dirname":
@@ -179,6 +227,7 @@ def decided(value: str | None) -> str | None:
 _INT_OPS = {"-eq": operator.eq, "-ne": operator.ne, "-gt": operator.gt, "-ge": operator.ge,
             "-lt": operator.lt, "-le": operator.le}
 _BINARY = {"=", "==", "!=", "<", ">", "=~", *_INT_OPS}
+_UNARY = re.compile(r"-[a-zA-Z]")
 
 
 def test(args: list[tuple[str | None, ...]], pattern: bool, exists: Callable[[str], bool | None] | None = None,
@@ -254,7 +303,7 @@ class _Test:
             right = a[self.pos + 2] if self.pos + 2 < len(a) else ""
             self.pos += 3
             return self._binary(left, op, right)
-        if first is not None and re.fullmatch(r"-[a-zA-Z]", first) and self.pos + 1 < len(a):
+        if first is not None and _UNARY.fullmatch(first) and self.pos + 1 < len(a):
             operand = a[self.pos + 1]
             self.pos += 2
             if first in ("-f", "-e", "-s", "-r", "-x") and self.exists is not None and operand is not None:

@@ -14,6 +14,7 @@ import itertools
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Mapping, NamedTuple
 
 from .builtins import UNKNOWN, decided, pure_output, test
@@ -29,6 +30,7 @@ _MAX_STEPS = 50_000
 _OUT = "\x00out"  # inside `$(...)`: what its body has printed so far (a variable no script can name)
 _IMPURE = "\x00impure"  # set when the body of a `$(...)` ran a command whose output is not known
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+_EXPORT_FLAG = re.compile(r"-[a-zA-Z]*x[a-zA-Z]*")  # `declare -x`, `-gx`, ...
 DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})  # builtins taking NAME=value
 NOT_GIVEN = object()  # what `Given` records for a variable the runner does not give
 _BUILTINS = DECLARATIONS | {"unset", "exit", "return", "true", ":", "false", "[", "test", "[["}  # `simple` runs these
@@ -44,6 +46,14 @@ def reads_first_field(watch: Callable[[list[str | None]], bool]) -> Callable[[li
 def _substitutes(parts: tuple[Part, ...]) -> bool:
     """Whether a word holds a command substitution (also inside `${X:-$(...)}`): expanding it may run code."""
     return any(p.kind == "cmd" or p.arg and _substitutes(p.arg) for p in parts)
+
+
+@lru_cache(maxsize=1024)
+def _by_name(command: str | None) -> tuple[bool, bool, bool, bool]:
+    """What `Interpreter.reads_no_fields` knows of a command from its name: whether it is a declaration;
+    none of the builtins `simple` runs and no launch; no script run (`run_at`), `eval` or `cd`; `echo`/`printf`."""
+    return (command in DECLARATIONS, command not in _BUILTINS and not may_launch(command),
+            not may_run(command) and command not in ("eval", "cd"), command in ("echo", "printf"))
 
 
 def _literal(word: Word) -> str | None:
@@ -217,8 +227,10 @@ class Interpreter(Evaluator):
     """
 
     def __init__(self, known: Mapping[str, str], watch: Callable[[list[str | None]], bool] | None = None,
-                 exists: Callable[[str], bool | None] | None = None, defaults: bool = False):
+                 exists: Callable[[str], bool | None] | None = None, defaults: bool = False,
+                 shared: dict[int, tuple] | None = None):
         self.known = Given(known)
+        self.shared = {} if shared is None else shared  # what is read of a statement alone, by id (`Script`'s runs share it)
         self.exists = exists
         self.defaults = defaults  # `known` is every variable the script is given: `${X:-d}` of another X is d
         self.funcs: dict[str, tuple] = {}
@@ -493,16 +505,21 @@ class Interpreter(Evaluator):
         only). When tracing, also only if expanding has no effect (no word holds a `$(...)`, which is run) and,
         but for a declaration, the watch reads the first field only (`reads_first_field`) and the command is
         none that tracing reads: no script run (`run_at`), `eval`, `cd`, or inside `$(...)` `echo`/`printf`."""
-        if not (command in DECLARATIONS or command not in _BUILTINS
-                and command not in self.funcs and not may_launch(command)):
+        declares, plain, quiet, prints = _by_name(command)
+        if not (declares or plain and command not in self.funcs):
             return False
         if not self.tracing:
             return True
-        if any(_substitutes(w.parts) for w in node.words[1:]):
+        if self._substitutes(node):
             return False
-        return command in DECLARATIONS or (self.first_field_watch and not may_run(command)
-                                           and command not in ("eval", "cd")
-                                           and not (_OUT in state.vars and command in ("echo", "printf")))
+        return declares or (self.first_field_watch and quiet and not (prints and _OUT in state.vars))
+
+    def _substitutes(self, node: Simple) -> bool:
+        """Whether a word of `node` after its first holds a `$(...)`, read once per statement (`shared`)."""
+        found = self.shared.get(id(node))
+        if found is None or found[0] is not node:
+            found = self.shared[id(node)] = (node, any(_substitutes(w.parts) for w in node.words[1:]))
+        return found[1]
 
     def _cd(self, state: State, target: Token, line: int) -> None:
         """`cd DIR`: PWD becomes DIR (joined to the PWD before when DIR is relative)."""
@@ -545,7 +562,7 @@ class Interpreter(Evaluator):
     def declare(self, node: Simple, state: State, command: str) -> State:
         """`export` / `declare` / `local` / `readonly`: assignments, and marks for export."""
         export = command == "export" or any(
-            w.unquoted_literal and re.fullmatch(r"-[a-zA-Z]*x[a-zA-Z]*", w.unquoted_literal) for w in node.words[1:])
+            w.unquoted_literal and _EXPORT_FLAG.fullmatch(w.unquoted_literal) for w in node.words[1:])
         for name, append, scalar, array in node.assigns:
             self.assign(state, name, append, scalar, array, node.line)
             if export:

@@ -154,6 +154,7 @@ class Script:
             read_lines(self.raw, True) if embedded else read_whole(self.raw))
         self.statements = self._read.statements
         self._runs: dict[tuple, list[tuple[Given, dict[str, bool | None], object]]] = {}
+        self._shared: dict[int, tuple] = {}  # what the interpreter reads of a statement alone, for every run
 
     # --- as a program ---
     def launches(self, env: Mapping[str, str] | None = None) -> tuple[Launch, ...]:
@@ -168,7 +169,7 @@ class Script:
         found = self._reuse(("launches",), known, None)
         if found is not None:
             return found
-        interp = Interpreter(known)
+        interp = Interpreter(known, shared=self._shared)
         self._run(interp, uncalled=True)
         return self._keep(("launches",), interp, {}, tuple(dict.fromkeys(interp.launches)))
 
@@ -200,7 +201,7 @@ class Script:
             tested[target] = answer = exists(target)
             return answer
 
-        interp = Interpreter(known, watch, test if exists is not None else None, defaults)
+        interp = Interpreter(known, watch, test if exists is not None else None, defaults, self._shared)
         self._run(interp, uncalled)
         return self._keep(how, interp, tested, Trace(tuple(dict.fromkeys(interp.launches)),
                                                      tuple(dict.fromkeys(interp.calls)),
@@ -291,7 +292,11 @@ class Script:
                 stack.pop()
                 continue
             function = stack[-1][1]
-            if isinstance(node, Simple) and (node.words or node.redirects):
+            if not isinstance(node, Simple):  # (a simple command holds no other: nothing to go into)
+                if node is not None:
+                    stack.append((iter(children(node)), node.name if isinstance(node, Func) else function))
+                continue
+            if node.words or node.redirects:
                 words: list[str] = []
                 quoted: list[bool] = []
                 subs: list[str] = []
@@ -306,10 +311,8 @@ class Script:
                     subs.extend(p.text for p in parts if p.kind == "cmd")
                 for _op, target in node.redirects:
                     subs.extend(p.text for p in target.parts if p.kind == "cmd")
-                redirects = tuple((op, self.text_of(t.parts)) for op, t in node.redirects)
+                redirects = tuple((op, self.text_of(t.parts)) for op, t in node.redirects) if node.redirects else ()
                 out.append(SimpleCommand(node.line, tuple(words), tuple(quoted), redirects, function, tuple(subs)))
-            if node is not None:
-                stack.append((iter(children(node)), node.name if isinstance(node, Func) else function))
         return tuple(out)
 
     def text_of(self, parts: tuple[Part, ...]) -> str:
