@@ -141,7 +141,7 @@ def test_line_numbers_are_those_of_splitlines():
 
 _PIECES = list("ab$()[]{}\"'`\\;&|<>=-#\n \t!*:+0123456789") + [
     "vllm serve ", "if ", "then ", "fi ", "case ", "esac ", "in ", ";;", "$((", "${", "<<EOF\n", "EOF\n",
-    "<<-'EOF'\n", "\tEOF\n", "$(", "() {", "[[ ", " ]]", "export ", "X=(", "X=", "function ", "f", "$X", "${X:-4}"]
+    "<<-'EOF'\n", "\tEOF\n", "$(", "() {", "[[ ", " ]]", "export ", "X=(", "X=", "function ", "f", "$X", "${X:-4}", "é", "€"]
 
 
 @settings(max_examples=300, deadline=None)
@@ -153,6 +153,15 @@ def test_reading_lines_never_raises_on_hostile_text(text, embedded):
     assert all(a.line <= len(script.lines) for a in script.assignments)
     assert all(lines for lines in script.functions.values())
     script.array_items("X")
+    script.launches()
+
+
+def test_a_character_tree_sitter_cuts_in_two_reads_as_a_replacement_character():
+    """An unpaired quote before a non-ASCII character: tree-sitter's error recovery ends a node inside the
+    character; the reader goes on instead of raising (hostile text fails no rule)."""
+    script = Script('echo \\"a|b"é\n')
+    assert [ln.code for ln in script.lines] == ['echo \\"a|b"é']
+    assert script.launches() == ()
 
 
 def test_pattern_operators_are_worked_out_where_the_value_is_fixed():

@@ -112,7 +112,11 @@ class Source:
         return offset - start if self.ascii else len(self.text(start, offset))
 
     def text(self, start: int, end: int) -> str:
-        return self.raw[start:end].decode("utf-8", "surrogatepass")
+        data = self.raw[start:end]
+        try:
+            return data.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:  # tree-sitter's error recovery cut a character: its bytes read as U+FFFD
+            return data.decode("utf-8", "replace")
 
     def of_node(self, node: Node) -> str:
         return self.text(node.start_byte, node.end_byte)
