@@ -91,6 +91,8 @@ _SWITCH = re.compile(r"--[\w-]+|\b[A-Z][A-Z0-9_]*(?=\s*[=:])")
 # Literal parts every match of a pattern holds, tested first: most lines hold none (a master config's).
 _ARCH_PARTS = tuple({max(f.split("_"), key=len) for f in ARCH_FIELDS})
 _SKIPPED = ("layer", "index", "expert", "head")
+# What `_line_hit` looks for first, lower case: an ASCII line holding none of these cannot hit.
+_TRIGGERS = ("override", "config.json", "skip") + _ARCH_PARTS
 
 
 @dataclass(frozen=True)
@@ -125,11 +127,21 @@ def _in_scope(ctx: Context, f: ChangedFile) -> bool:
 
 
 def _lines(ctx: Context, path: str, text: str, wanted: set[int]) -> dict[int, ShellLine]:
-    """The `wanted` lines; a script's are read in the context of the whole script, other files' alone."""
+    """The `wanted` lines; a script's are read in the context of the whole script, other files' alone (only
+    those that `_may_hit`)."""
     if path.endswith((".sh", ".bash")):
         return {ln.number: ln for ln in ctx.script(text).lines}
     raw = text.splitlines()
-    return {n: ShellLine.alone(n, raw[n - 1]) for n in wanted if n <= len(raw)}
+    return {n: ShellLine.alone(n, raw[n - 1]) for n in wanted if n <= len(raw) and _may_hit(raw[n - 1])}
+
+
+def _may_hit(line: str) -> bool:
+    """Whether `_line_hit` can find anything in `line` read alone (its code is part of it): most lines of a
+    recipe or master config hold none of `_TRIGGERS`, and are then not read at all."""
+    if not line.isascii():
+        return True
+    low = line.lower()
+    return any(word in low for word in _TRIGGERS)
 
 
 def _overrides(code: str) -> re.Match | None:
