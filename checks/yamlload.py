@@ -67,6 +67,8 @@ _FLOW_OPEN = re.compile(r"[\[{]")
 
 
 def _check_depth(text: str) -> None:
+    if " " * (MAX_DEPTH * 8 + 1) not in text and text.count("[") + text.count("{") <= MAX_DEPTH:
+        return  # no line is indented that deep, and there are too few `[` and `{` to nest that deep
     depth = 0
     for lineno, line in enumerate(text.splitlines(), 1):
         stripped = line.lstrip(" ")
