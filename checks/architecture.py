@@ -132,16 +132,20 @@ def _lines(ctx: Context, path: str, text: str, wanted: set[int]) -> dict[int, Sh
     if path.endswith((".sh", ".bash")):
         return {ln.number: ln for ln in ctx.script(text).lines}
     raw = text.splitlines()
-    return {n: ShellLine.alone(n, raw[n - 1]) for n in wanted if n <= len(raw) and _may_hit(raw[n - 1])}
+    alone = [(n, raw[n - 1]) for n in wanted if n <= len(raw)]
+    return {n: ShellLine.alone(n, line) for (n, line), hit in zip(alone, _may_hit([t for _, t in alone])) if hit}
 
 
-def _may_hit(line: str) -> bool:
-    """Whether `_line_hit` can find anything in `line` read alone (its code is part of it): most lines of a
-    recipe or master config hold none of `_TRIGGERS`, and are then not read at all."""
-    if not line.isascii():
-        return True
-    low = line.lower()
-    return any(word in low for word in _TRIGGERS)
+def _may_hit(lines: list[str]) -> list[bool]:
+    """Whether `_line_hit` can find anything in each of `lines` read alone (its code is part of it): an ASCII
+    line must hold one of `_TRIGGERS`, and only those the lines hold at all are looked for in each (most lines
+    of a recipe or master config hold none, and are then not read at all)."""
+    joined = "\n".join(lines)
+    low = joined.lower() if joined.isascii() else None  # each line ASCII, so lowered character by character
+    if low is None:
+        return [not line.isascii() or any(word in line.lower() for word in _TRIGGERS) for line in lines]
+    held = [word for word in _TRIGGERS if word in low]  # a word holds no "\n": it is in one of the lines
+    return [bool(held) and any(word in line.lower() for word in held) for line in lines]
 
 
 def _overrides(code: str) -> re.Match | None:
