@@ -91,6 +91,8 @@ _SWITCH = re.compile(r"--[\w-]+|\b[A-Z][A-Z0-9_]*(?=\s*[=:])")
 # Literal parts every match of a pattern holds, tested first: most lines hold none (a master config's).
 _ARCH_PARTS = tuple({max(f.split("_"), key=len) for f in ARCH_FIELDS})
 _SKIPPED = ("layer", "index", "expert", "head")
+# What `_line_hit` looks for first, lower case: an ASCII line holding none of these cannot hit.
+_TRIGGERS = ("override", "config.json", "skip") + _ARCH_PARTS
 
 
 @dataclass(frozen=True)
@@ -125,11 +127,25 @@ def _in_scope(ctx: Context, f: ChangedFile) -> bool:
 
 
 def _lines(ctx: Context, path: str, text: str, wanted: set[int]) -> dict[int, ShellLine]:
-    """The `wanted` lines; a script's are read in the context of the whole script, other files' alone."""
+    """The `wanted` lines; a script's are read in the context of the whole script, other files' alone (only
+    those that `_may_hit`)."""
     if path.endswith((".sh", ".bash")):
         return {ln.number: ln for ln in ctx.script(text).lines}
     raw = text.splitlines()
-    return {n: ShellLine.alone(n, raw[n - 1]) for n in wanted if n <= len(raw)}
+    alone = [(n, raw[n - 1]) for n in wanted if n <= len(raw)]
+    return {n: ShellLine.alone(n, line) for (n, line), hit in zip(alone, _may_hit([t for _, t in alone])) if hit}
+
+
+def _may_hit(lines: list[str]) -> list[bool]:
+    """Whether `_line_hit` can find anything in each of `lines` read alone (its code is part of it): an ASCII
+    line must hold one of `_TRIGGERS`, and only those the lines hold at all are looked for in each (most lines
+    of a recipe or master config hold none, and are then not read at all)."""
+    joined = "\n".join(lines)
+    low = joined.lower() if joined.isascii() else None  # each line ASCII, so lowered character by character
+    if low is None:
+        return [not line.isascii() or any(word in line.lower() for word in _TRIGGERS) for line in lines]
+    held = [word for word in _TRIGGERS if word in low]  # a word holds no "\n": it is in one of the lines
+    return [bool(held) and any(word in line.lower() for word in held) for line in lines]
 
 
 def _overrides(code: str) -> re.Match | None:

@@ -67,6 +67,8 @@ _FLOW_OPEN = re.compile(r"[\[{]")
 
 
 def _check_depth(text: str) -> None:
+    if " " * (MAX_DEPTH * 8 + 1) not in text and text.count("[") + text.count("{") <= MAX_DEPTH:
+        return  # no line is indented that deep, and there are too few `[` and `{` to nest that deep
     depth = 0
     for lineno, line in enumerate(text.splitlines(), 1):
         stripped = line.lstrip(" ")
@@ -120,6 +122,10 @@ class _Unusual(Exception):
 
 
 _RESOLVER = yaml.resolver.Resolver()  # the safe loader's: which tag a plain scalar has
+# The first characters for which the safe resolver has implicit resolvers. It has no path resolver and none
+# for every character, so a plain scalar starting otherwise, and every quoted one, is a string.
+_RESOLVED_FIRST = frozenset(_RESOLVER.yaml_implicit_resolvers)
+_SCALAR_EVENT = yaml.ScalarEvent
 
 
 class _Plain:
@@ -154,7 +160,7 @@ class _Plain:
         if self.nodes < 0 or depth > MAX_DEPTH * 2 or getattr(event, "anchor", None) is not None:
             raise _Unusual("a budget is spent, or an anchor")
         kind = type(event)
-        if kind is yaml.ScalarEvent:
+        if kind is _SCALAR_EVENT:
             return self.scalar(event, self.tag(event))
         line = event.start_mark.line + 1 + self.offset
         if kind is yaml.MappingStartEvent:
@@ -164,11 +170,15 @@ class _Plain:
         raise _Unusual("an alias")  # the only other event a node can be
 
     def tag(self, event: yaml.ScalarEvent) -> str:
-        if event.tag is not None and event.tag != "!":
-            return event.tag
-        key = (event.value, event.implicit)
+        tag = event.tag
+        if tag is not None and tag != "!":
+            return tag
+        value = event.value
+        if not event.implicit[0] or value[:1] not in _RESOLVED_FIRST:
+            return _STR
+        key = (value, event.implicit)
         if key not in self.tags:
-            self.tags[key] = _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
+            self.tags[key] = _RESOLVER.resolve(yaml.ScalarNode, value, event.implicit)
         return self.tags[key]
 
     def scalar(self, event: yaml.ScalarEvent, tag: str) -> Any:
@@ -186,27 +196,37 @@ class _Plain:
         result = LineDict()
         result.line = line
         result.key_lines = key_lines = {}
-        while type(event := self.next()) is not yaml.MappingEndEvent:
-            if type(event) is not yaml.ScalarEvent or event.anchor is not None:
+        step, tag_of, scalar, offset, inner = self.next, self.tag, self.scalar, self.offset + 1, depth + 1
+        deep = inner > MAX_DEPTH * 2
+        while type(event := step()) is not yaml.MappingEndEvent:
+            if type(event) is not _SCALAR_EVENT or event.anchor is not None:
                 raise _Unusual("a key that is no plain scalar")
             self.nodes -= 1
-            if self.nodes < 0 or depth + 1 > MAX_DEPTH * 2:
+            if self.nodes < 0 or deep:
                 raise _Unusual("a budget is spent")
-            tag = self.tag(event)
+            tag = tag_of(event)
             if tag == _MERGE:
                 raise _Unusual("a merge key")
-            key = self.scalar(event, tag)
-            result[key] = self.value(self.next(), depth + 1)
-            key_lines[key] = event.start_mark.line + 1 + self.offset
+            key = scalar(event, tag)
+            item = step()
+            if type(item) is _SCALAR_EVENT and item.anchor is None:  # `value`'s work for a scalar, inline
+                self.nodes -= 1
+                if self.nodes < 0:
+                    raise _Unusual("a budget is spent")
+                result[key] = scalar(item, tag_of(item))
+            else:
+                result[key] = self.value(item, inner)
+            key_lines[key] = event.start_mark.line + offset
         return result
 
     def sequence(self, line: int, depth: int) -> LineList:
         result = LineList()
         result.line = line
         result.item_lines = item_lines = []
-        while type(event := self.next()) is not yaml.SequenceEndEvent:
-            result.append(self.value(event, depth + 1))
-            item_lines.append(event.start_mark.line + 1 + self.offset)
+        step, offset, inner = self.next, self.offset + 1, depth + 1
+        while type(event := step()) is not yaml.SequenceEndEvent:
+            result.append(self.value(event, inner))
+            item_lines.append(event.start_mark.line + offset)
         return result
 
 
