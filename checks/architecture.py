@@ -139,13 +139,10 @@ def _lines(ctx: Context, path: str, text: str, wanted: set[int]) -> dict[int, Sh
 def _may_hit(lines: list[str]) -> list[bool]:
     """Whether `_line_hit` can find anything in each of `lines` read alone (its code is part of it): an ASCII
     line must hold one of `_TRIGGERS`, and only those the lines hold at all are looked for in each (most lines
-    of a recipe or master config hold none, and are then not read at all)."""
-    joined = "\n".join(lines)
-    low = joined.lower() if joined.isascii() else None  # each line ASCII, so lowered character by character
-    if low is None:
-        return [not line.isascii() or any(word in line.lower() for word in _TRIGGERS) for line in lines]
-    held = [word for word in _TRIGGERS if word in low]  # a word holds no "\n": it is in one of the lines
-    return [bool(held) and any(word in line.lower() for word in held) for line in lines]
+    of a recipe or master config hold none, and are then not read at all). A non-ASCII line is always read:
+    lowering it may make ASCII letters (the Kelvin sign lowers to "k")."""
+    held = [word for word in _TRIGGERS if word in "\n".join(lines).lower()]  # (no word holds a "\n")
+    return [not line.isascii() or any(word in line.lower() for word in held) for line in lines]
 
 
 def _overrides(code: str) -> re.Match | None:
