@@ -14,6 +14,7 @@ import bisect
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from operator import attrgetter
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
@@ -26,6 +27,7 @@ _CHUNK = 128  # bytes handed to the parser per read
 _BASE_READS = 64  # the read budget: this many reads, plus one per _READS_PER bytes
 _READS_PER = 16
 _GITHUB_EXPRESSION = re.compile(rb"\$\{\{.*?\}\}", re.S)
+_START, _END = attrgetter("start_byte"), attrgetter("end_byte")
 
 
 def query(source: str) -> Query:
@@ -35,7 +37,7 @@ def query(source: str) -> Query:
 def captures(q: Query, node: Node) -> list[Node]:
     """The nodes `q` captures under `node`, in the order of the text."""
     found = [n for nodes in QueryCursor(q).captures(node).values() for n in nodes]
-    found.sort(key=lambda n: (n.start_byte, -n.end_byte))
+    _in_order(found)
     return found
 
 
@@ -44,9 +46,16 @@ def find(q: Query, node: Node) -> dict[str, list[Node]]:
     one pass over the tree for what several queries would find."""
     out = {}
     for name, nodes in QueryCursor(q).captures(node).items():
-        nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+        _in_order(nodes)
         out[name] = nodes
     return out
+
+
+def _in_order(nodes: list[Node]) -> None:
+    """Sort nodes by where they start, an outer one before the nodes inside it: two stable sorts on keys read
+    in C, cheaper than one on a Python key that builds a tuple per node."""
+    nodes.sort(key=_END, reverse=True)
+    nodes.sort(key=_START)
 
 
 def parse(data: bytes) -> Node | None:
