@@ -237,20 +237,25 @@ def _line_refs(src: Source, nodes: dict[str, list[Node]]) -> dict[int, list[tupl
             opaque.append((node.start_byte, body.start_byte if body is not None else node.end_byte))
     starts, ends = _merged(opaque)
     words = WordReader(src)
+    lines = src.starts
+    last = len(lines) - 1
     out: dict[int, list[tuple[int, int, Part]]] = {}
     for node in nodes.get("expansion", ()):
         at = begins(src, node)
         k = bisect.bisect_right(starts, at) - 1
         if k >= 0 and at < ends[k]:
             continue
-        line = src.line(at)
-        if src.line(node.end_byte) != line:
+        row = bisect.bisect_right(lines, at) - 1  # (one search for the line of both ends and their columns)
+        end = node.end_byte
+        if row < last and end >= lines[row + 1]:
             continue
         parts: list[Part] = []
         words.parts(node, parts, True, 0)
-        for part in parts[:1]:
-            if part.kind == "param":
-                out.setdefault(line, []).append((src.column(at), src.column(node.end_byte), part))
+        if parts and parts[0].kind == "param":
+            begin = lines[row]
+            columns = (at - begin, end - begin) if src.ascii else \
+                (len(src.text(begin, at)), len(src.text(begin, end)))
+            out.setdefault(row + src.base, []).append((*columns, parts[0]))
     for node in nodes.get("dollar", ()):
         at = node.start_byte
         m = _NAME_AFTER.match(src.raw, at + 1)
