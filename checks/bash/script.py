@@ -82,6 +82,7 @@ class FixedValues(Evaluator):
         self.values: dict[str, str | None] = {}
         self.room = MAX_EXPANDED  # what values and expansions may still add; past it, variables stay as written
         self.resolving: set[str] = set()
+        self.expanded: dict[Part, str | None] = {}
 
     def lookup(self, env: tuple[str, int], name: str) -> tuple:
         owner, depth = env
@@ -129,8 +130,15 @@ class FixedValues(Evaluator):
         return text if text is None or len(text) <= MAX_RESOLVED else None
 
     def expansion(self, part: Part) -> str | None:
-        """What one parameter expansion comes to; None when not fixed."""
-        return self.param(("", 0), part, written)[0] if part.kind == "param" else None
+        """What one parameter expansion comes to; None when not fixed. Worked out once per part (a script uses
+        its few variables on many lines): the values it reads are kept once found, and one not found for
+        want of `room` stays not found, as `room` only shrinks."""
+        if part.kind != "param":
+            return None
+        found = self.expanded.get(part, _END)
+        if found is _END:
+            found = self.expanded[part] = self.param(("", 0), part, written)[0]
+        return found
 
 
 class Script:
