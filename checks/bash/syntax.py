@@ -188,6 +188,8 @@ class Builder:
             return [Group(self._body(node, depth))]
         if kind == "function_definition":
             return [self._function(node, depth)]
+        if kind == "test_command":
+            return self._tested(node)
         if kind == "declaration_command":
             declared = self._declared(node)
             if declared is not None:
@@ -529,13 +531,43 @@ class Builder:
             i += 1
 
     def _test(self, node: Node, out: list[_Piece]) -> None:
-        """`[ ... ]` / `[[ ... ]]`: its leaves as words (`[[` and its operators too), as bash passes them to
-        `test`; `(( ... ))` as the command `((`."""
+        """`[ ... ]` / `[[ ... ]]` among a command's pieces: its leaves' words; `(( ... ))` as the command `((`."""
         kids = node.children
         if kids and kids[0].type == "((":
             line = self.src.line(node.start_byte)
             out.append(_Piece("word", line, node.start_byte, node.end_byte, literal("((", line)))
             return
+        for line, start, end, word, joins in self._leaves(kids):
+            piece = _Piece("word", line, start, end, word, joins=joins)
+            if joins:
+                self._add(out, piece)
+            else:
+                out.append(piece)
+
+    def _tested(self, node: Node) -> list:
+        """A `[ ... ]` / `[[ ... ]]` / `(( ... ))` statement: the `Simple` `_test`'s pieces make, without them."""
+        kids = node.children
+        if kids and kids[0].type == "((":
+            line = self.src.line(node.start_byte)
+            return [Simple(line, (), (literal("((", line),))]
+        words: list[Word] = []
+        first = 0
+        after, joins_after = -1, False  # where the leaf before ends; whether a word right after continues it
+        for line, start, end, word, joins in self._leaves(kids):
+            if joins and joins_after and start == after:
+                words[-1] = join(words[-1], word)
+            else:
+                if not words:
+                    first = line
+                words.append(word)
+            after, joins_after = end, joins
+        return [Simple(first, (), tuple(words))] if words else []
+
+    def _leaves(self, kids: list[Node]) -> list[tuple[int, int, int, Word, bool]]:
+        """(line, start, end, word, joins) of each leaf of a test, as bash passes them to `test`: `[[` and its
+        operators too (their words continue nothing)."""
+        line, word = self.src.line, self.words.word
+        out = []
         stack = [iter(kids)]
         while stack:
             child = next(stack[-1], None)
@@ -544,14 +576,15 @@ class Builder:
                 continue
             kind = child.type
             if kind in WORD_NODES:
-                self._add(out, _Piece("word", self.src.line(child.start_byte), child.start_byte, child.end_byte,
-                                      self.words.word(child)))
+                start = child.start_byte
+                out.append((line(start), start, child.end_byte, word(child), True))
             elif child.child_count and len(stack) < MAX_DEPTH:
                 stack.append(iter(child.children))
             elif kind != "comment":
-                at = self.src.line(child.start_byte)
-                out.append(_Piece("word", at, child.start_byte, child.end_byte,
-                                  literal(self.src.of_node(child), at), joins=False))
+                start = child.start_byte
+                at = line(start)
+                out.append((at, start, child.end_byte, literal(self.src.of_node(child), at), False))
+        return out
 
     def _assemble(self, pieces: list[_Piece]) -> list:
         """Statements from pieces: `;`/`&` end one, `&&`/`||` chain pipelines, `|` chains commands."""
