@@ -111,14 +111,22 @@ class Source:
     def ascii(self) -> bool:
         return self.raw.isascii()
 
+    @cached_property
+    def ascii_lines(self) -> list[bool]:
+        """Whether each line is ASCII, its columns its byte offsets (in a text that is not: a script with a
+        few non-ASCII characters holds them on a few lines)."""
+        raw, starts = self.raw, self.starts
+        return [raw[start:end].isascii() for start, end in zip(starts, [*starts[1:], len(raw)])]
+
     def line(self, offset: int) -> int:
         """The line number of a byte offset."""
         return bisect.bisect_right(self.starts, offset) + self.base - 1
 
     def column(self, offset: int) -> int:
         """The character column of a byte offset in its line."""
-        start = self.starts[bisect.bisect_right(self.starts, offset) - 1]
-        return offset - start if self.ascii else len(self.text(start, offset))
+        row = bisect.bisect_right(self.starts, offset) - 1
+        start = self.starts[row]
+        return offset - start if self.ascii or self.ascii_lines[row] else len(self.text(start, offset))
 
     def text(self, start: int, end: int) -> str:
         data = self.raw[start:end]
