@@ -81,11 +81,12 @@ def read_whole(raw: list[str]) -> Reading:
         line = src.line(node.start_byte)
         if line not in comments:  # (the first comment on a line is where its code ends)
             comments[line] = src.column(node.start_byte)
-    refs = _line_refs(src, nodes)
+    builder = Builder(src)
+    statements = builder.statements(root.children, 1)
+    refs = _line_refs(src, nodes, builder.words)
     for n, found in body_refs.items():
         refs.setdefault(n, []).extend(found)
-    return Reading(Builder(src).statements(root.children, 1), _ends(src, nodes, docs, comments), comments, refs,
-                   docs, lexed)
+    return Reading(statements, _ends(src, nodes, docs, comments), comments, refs, docs, lexed)
 
 
 @lru_cache(maxsize=256)
@@ -110,11 +111,12 @@ def read_lines(raw: list[str], indented: bool) -> Reading:
         root = parse(src.data)
         if root is None:
             continue
-        out.extend(Builder(src).statements(root.children, 1))
+        builder = Builder(src)
+        out.extend(builder.statements(root.children, 1))
         nodes = find(_NODES, root)
         if "comment" in nodes:
             comments[n] = src.column(nodes["comment"][0].start_byte)
-        line_refs = _line_refs(src, nodes)
+        line_refs = _line_refs(src, nodes, builder.words)
         if line_refs:
             refs[n] = line_refs[n]
         opener = n
@@ -216,9 +218,11 @@ def _heredocs(src: Source, nodes: dict[str, list[Node]]) -> tuple[tuple[Doc, ...
     return tuple(docs), blank
 
 
-def _line_refs(src: Source, nodes: dict[str, list[Node]]) -> dict[int, list[tuple[int, int, Part]]]:
+def _line_refs(src: Source, nodes: dict[str, list[Node]],
+               words: WordReader) -> dict[int, list[tuple[int, int, Part]]]:
     """The parameter expansions on each line that are the line's own: not inside another `${...}`,
-    arithmetic or backquotes, each on one line."""
+    arithmetic or backquotes, each on one line (`words`: the reader of the text's statements, which has
+    read most of them)."""
     opaque: list[tuple[int, int]] = []
     for node in nodes.get("opaque", ()):
         kind = node.type
@@ -236,7 +240,6 @@ def _line_refs(src: Source, nodes: dict[str, list[Node]]) -> dict[int, list[tupl
             body = node.child_by_field_name("body")
             opaque.append((node.start_byte, body.start_byte if body is not None else node.end_byte))
     starts, ends = _merged(opaque)
-    words = WordReader(src)
     lines = src.starts
     last = len(lines) - 1
     out: dict[int, list[tuple[int, int, Part]]] = {}
@@ -249,13 +252,12 @@ def _line_refs(src: Source, nodes: dict[str, list[Node]]) -> dict[int, list[tupl
         end = node.end_byte
         if row < last and end >= lines[row + 1]:
             continue
-        parts: list[Part] = []
-        words.parts(node, parts, True, 0)
-        if parts and parts[0].kind == "param":
+        part = words.quoted(node)
+        if part is not None and part.kind == "param":
             begin = lines[row]
-            columns = (at - begin, end - begin) if src.ascii else \
+            columns = (at - begin, end - begin) if src.ascii or src.ascii_lines[row] else \
                 (len(src.text(begin, at)), len(src.text(begin, end)))
-            out.setdefault(row + src.base, []).append((*columns, parts[0]))
+            out.setdefault(row + src.base, []).append((*columns, part))
     for node in nodes.get("dollar", ()):
         at = node.start_byte
         m = _NAME_AFTER.match(src.raw, at + 1)
@@ -329,4 +331,4 @@ def _body_refs(lines: list[str]) -> dict[int, list[tuple[int, int, Part]]]:
     root = parse(src.data)
     if root is None:
         return {}
-    return {n - 2: found for n, found in _line_refs(src, find(_NODES, root)).items() if n >= 2}
+    return {n - 2: found for n, found in _line_refs(src, find(_NODES, root), WordReader(src)).items() if n >= 2}

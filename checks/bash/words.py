@@ -163,19 +163,26 @@ class WordReader:
 
     def __init__(self, src: Source):
         self.src = src
+        # (start, end) of each `$NAME` read -> its first part; of each `${...}` read in double quotes outside
+        # any other -> its part
+        self.expansions: dict[tuple[int, int], Part] = {}
 
     def word(self, node: Node) -> Word:
         kind = node.type
+        src = self.src
         if kind == "word":  # most words: plain text, read without the general walk
-            text = self.src.of_node(node)
+            start = node.start_byte
+            text = src.text(start, node.end_byte)
             if "\\" not in text:
-                return Word((Part("lit", text),) if text else (), self.src.line(node.start_byte))
+                return Word((Part("lit", text),) if text else (), src.line(start))
         parts: list[Part] = []
-        if kind == "string":  # the next most common: read as `parts` reads one
+        if kind == "string":  # the next most common ones read as `parts` reads them
             self._string(node, parts, 0)
+        elif kind == "simple_expansion":
+            self._simple_expansion(node, parts, False)
         else:
             self.parts(node, parts, False, 0)
-        return Word(_dollars(tuple(parts)), self.src.line(begins(self.src, node)))
+        return Word(_dollars(tuple(parts)) if len(parts) > 1 else tuple(parts), src.line(begins(src, node)))
 
     def sequence(self, node: Node, start: int, end: int, out: list[Part]) -> None:
         """The parts of `node`'s children between byte offsets `start` and `end` (an assignment's value)."""
@@ -198,7 +205,10 @@ class WordReader:
         elif kind == "simple_expansion":
             self._simple_expansion(node, out, quoted)
         elif kind == "expansion":
-            out.append(self._expansion(node, quoted, depth))
+            part = self._expansion(node, quoted, depth)
+            if quoted and not depth:
+                self.expansions[node.start_byte, node.end_byte] = part
+            out.append(part)
         elif kind == "command_substitution":
             if is_arithmetic(self.src, node):
                 text = self.src.text(begins(self.src, node), node.end_byte)
@@ -288,15 +298,29 @@ class WordReader:
 
     def _simple_expansion(self, node: Node, out: list[Part], quoted: bool) -> None:
         """`$NAME`, `$1`, `$@`...; `$` before anything else is a literal `$`."""
-        text = self.src.text(begins(self.src, node), node.end_byte)
+        end = node.end_byte
+        text = self.src.text(begins(self.src, node), end)
         name = text[1:]
         if name[:1].isdigit() and len(name) > 1:  # `$10` is `$1` then `0`
-            out.append(Part("param", text[:2], quoted, name=name[0]))
+            part = self.expansions[node.start_byte, end] = Part("param", text[:2], quoted, name=name[0])
+            out.append(part)
             out.append(Part("lit", name[1:], quoted))
         elif is_name(name) or (len(name) == 1 and name in _SPECIAL):
-            out.append(Part("param", text, quoted, name=name))
+            part = self.expansions[node.start_byte, end] = Part("param", text, quoted, name=name)
+            out.append(part)
         else:
             self._literal(text, out, quoted)
+
+    def quoted(self, node: Node) -> Part | None:
+        """The first part of an expansion read in double quotes outside any other (what a line's reader
+        replaces with its value); the part the statements read, when they read it so (a `$NAME` read either
+        way: the two differ only in `quoted`)."""
+        part = self.expansions.get((node.start_byte, node.end_byte))
+        if part is None:
+            parts: list[Part] = []
+            self.parts(node, parts, True, 0)
+            return parts[0] if parts else None
+        return part if part.quoted else Part("param", part.text, True, name=part.name)
 
     def _expansion(self, node: Node, quoted: bool, depth: int) -> Part:
         """`${...}`: a length, or a name with an optional subscript and operator; its argument read from the
