@@ -320,7 +320,7 @@ class Builder:
         text = self.src.text(start, end)
         if "\\" in text or " " in text or "\t" in text:
             return None
-        return Word((Part("lit", text),) if text else (), self.src.line(start))
+        return Word(self.words.plain(text), self.src.line(start))
 
     def _lone_word(self, node: Node, kind: str) -> Word | None:
         """The word a leaf of kind `kind` is among words each after one blank; None for a `word` holding a

@@ -166,6 +166,16 @@ class WordReader:
         # (start, end) of each `$NAME` read -> its first part; of each `${...}` read in double quotes outside
         # any other -> its part
         self.expansions: dict[tuple[int, int], Part] = {}
+        self._plain: dict[str, tuple[Part, ...]] = {}
+        self._quoted: dict[str, Part] = {}
+
+    def plain(self, text: str) -> tuple[Part, ...]:
+        """The parts of a word of plain text (unquoted, no backslash), one tuple for each text: a script
+        repeats its command names, options and operators."""
+        parts = self._plain.get(text)
+        if parts is None:
+            parts = self._plain[text] = (Part("lit", text),) if text else ()
+        return parts
 
     def word(self, node: Node) -> Word:
         kind = node.type
@@ -174,7 +184,7 @@ class WordReader:
             start = node.start_byte
             text = src.text(start, node.end_byte)
             if "\\" not in text:
-                return Word((Part("lit", text),) if text else (), src.line(start))
+                return Word(self.plain(text), src.line(start))
         parts: list[Part] = []
         if kind == "string":  # the next most common ones read as `parts` reads them
             self._string(node, parts, 0)
@@ -260,9 +270,13 @@ class WordReader:
         kids = node.children
         closed = len(kids) > 1 and kids[-1].type == '"'
         if closed and len(kids) <= 3 and (len(kids) == 2 or kids[1].type == "string_content"):
-            text = self.src.text(node.start_byte + 1, node.end_byte - 1)  # most strings: "text"
+            text = self.src.text(node.start_byte + 1, node.end_byte - 1)  # most strings: "text" (each text's part
+            # built once: a script repeats its quoted words)
             if "\\" not in text:
-                out.append(Part("lit", text, True))
+                part = self._quoted.get(text)
+                if part is None:
+                    part = self._quoted[text] = Part("lit", text, True)
+                out.append(part)
                 return
         start = len(out)
         end = node.end_byte - 1 if closed else node.end_byte
