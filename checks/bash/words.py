@@ -168,6 +168,7 @@ class WordReader:
         self.expansions: dict[tuple[int, int], Part] = {}
         self._plain: dict[str, tuple[Part, ...]] = {}
         self._quoted: dict[str, Part] = {}
+        self._params: tuple[dict[str, tuple[Part, ...]], dict[str, tuple[Part, ...]]] = ({}, {})  # unquoted, quoted
 
     def plain(self, text: str) -> tuple[Part, ...]:
         """The parts of a word of plain text (unquoted, no backslash), one tuple for each text: a script
@@ -314,16 +315,23 @@ class WordReader:
         """`$NAME`, `$1`, `$@`...; `$` before anything else is a literal `$`."""
         end = node.end_byte
         text = self.src.text(begins(self.src, node), end)
+        known = self._params[quoted]
+        parts = known.get(text)
+        if parts is None:  # (read once for each text: a script uses its few variables often)
+            parts = known[text] = self._dollar(text, quoted)
+        if parts and parts[0].kind == "param":
+            self.expansions[node.start_byte, end] = parts[0]
+        out.extend(parts)
+
+    def _dollar(self, text: str, quoted: bool) -> tuple[Part, ...]:
         name = text[1:]
         if name[:1].isdigit() and len(name) > 1:  # `$10` is `$1` then `0`
-            part = self.expansions[node.start_byte, end] = Part("param", text[:2], quoted, name=name[0])
-            out.append(part)
-            out.append(Part("lit", name[1:], quoted))
-        elif is_name(name) or (len(name) == 1 and name in _SPECIAL):
-            part = self.expansions[node.start_byte, end] = Part("param", text, quoted, name=name)
-            out.append(part)
-        else:
-            self._literal(text, out, quoted)
+            return Part("param", text[:2], quoted, name=name[0]), Part("lit", name[1:], quoted)
+        if is_name(name) or (len(name) == 1 and name in _SPECIAL):
+            return (Part("param", text, quoted, name=name),)
+        parts: list[Part] = []
+        self._literal(text, parts, quoted)
+        return tuple(parts)
 
     def quoted(self, node: Node) -> Part | None:
         """The first part of an expansion read in double quotes outside any other (what a line's reader
