@@ -583,7 +583,9 @@ class Builder:
             elif kind != "comment":
                 start = child.start_byte
                 at = line(start)
-                out.append((at, start, child.end_byte, literal(self.src.of_node(child), at), False))
+                text = self.src.of_node(child)  # an operator: its parts built once for each text
+                out.append((at, start, child.end_byte, Word(self.words.plain(text), at) if text else literal(text, at),
+                            False))
         return out
 
     def _assemble(self, pieces: list[_Piece]) -> list:
