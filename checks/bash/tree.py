@@ -28,6 +28,7 @@ _BASE_READS = 64  # the read budget: this many reads, plus one per _READS_PER by
 _READS_PER = 16
 _GITHUB_EXPRESSION = re.compile(rb"\$\{\{.*?\}\}", re.S)
 _START, _END = attrgetter("start_byte"), attrgetter("end_byte")
+_NEWLINE = re.compile(b"\n")
 
 
 def query(source: str) -> Query:
@@ -99,13 +100,7 @@ class Source:
     @cached_property
     def starts(self) -> list[int]:
         """Byte offset where each line starts."""
-        out = [0]
-        find = self.raw.find
-        at = find(b"\n")
-        while at >= 0:
-            out.append(at + 1)
-            at = find(b"\n", at + 1)
-        return out
+        return [0, *[m.end() for m in _NEWLINE.finditer(self.raw)]]
 
     @cached_property
     def ascii(self) -> bool:
