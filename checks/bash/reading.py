@@ -201,9 +201,7 @@ def _heredocs(src: Source, nodes: dict[str, list[Node]]) -> tuple[tuple[Doc, ...
         else:
             first = src.line(body.start_byte) if body is not None else \
                 src.line(end.start_byte) if end is not None else line + 1
-        last = first
-        while last <= len(lines) and not _terminates(lines[last - 1], text, op == "<<-", False):
-            last += 1
+        last = _terminator(lines, first, text, op == "<<-")
         closed = last <= len(lines) and (text != "" or last < len(lines))
         last = min(last, len(lines))
         doc = Doc(line, src.column(at), first, last, closed, text, quoted)
@@ -216,6 +214,21 @@ def _heredocs(src: Source, nodes: dict[str, list[Node]]) -> tuple[tuple[Doc, ...
                 blank.append((doc, last - 1 if closed else last))
         before = (line, last)
     return tuple(docs), blank
+
+
+def _terminator(lines: list[str], first: int, text: str, tabs: bool) -> int:
+    """The number of the first line from `first` on that ends a heredoc delimited by `text` (`tabs`: `<<-`,
+    after leading tabs); one past the last line when none does. (A body is most of a patch script: its
+    lines compared in C where the delimiter must be the whole line.)"""
+    if not tabs:
+        try:
+            return lines.index(text, first - 1) + 1
+        except ValueError:
+            return max(first, len(lines) + 1)
+    last = first
+    while last <= len(lines) and lines[last - 1].lstrip("\t") != text:
+        last += 1
+    return last
 
 
 def _line_refs(src: Source, nodes: dict[str, list[Node]],
