@@ -313,22 +313,19 @@ def _ends(src: Source, nodes: dict[str, list[Node]], docs: tuple[Doc, ...], comm
         else:
             spans.append((node.start_byte, node.end_byte))
     starts, ends = _merged(spans)
-    terminators = {d.last for d in docs if d.closed}
-    raw = src.raw
     lines = src.starts
-    out = set()
-    k = 0  # the first span that ends after the newline (newlines come in order; spans are disjoint, sorted)
-    for n in range(1, len(lines)):
-        at = lines[n] - 1  # the newline that ends line n
-        while k < len(ends) and ends[k] <= at:
-            k += 1
-        if k < len(ends) and starts[k] <= at or n in terminators:
-            continue
-        if at > lines[n - 1] and raw[at - 1] == 92:  # a backslash before it: escaped when their count is odd
-            slashes = len(raw[lines[n - 1]:at]) - len(raw[lines[n - 1]:at].rstrip(b"\\"))
-            if slashes % 2 and n not in comments:
-                continue
-        out.add(n)
+    out = set(range(1, len(lines)))  # (line n's newline is at lines[n] - 1)
+    for start, end in zip(starts, ends):  # a newline inside a span
+        out.difference_update(range(bisect.bisect_left(lines, start + 1), bisect.bisect_left(lines, end + 1)))
+    out.difference_update(d.last for d in docs if d.closed)
+    raw = src.raw
+    at = raw.find(b"\\\n")
+    while at >= 0:  # a newline after an odd count of backslashes, outside a comment
+        n = bisect.bisect_left(lines, at + 2)
+        before = raw[lines[n - 1]:at + 1]
+        if (len(before) - len(before.rstrip(b"\\"))) % 2 and n not in comments:
+            out.discard(n)
+        at = raw.find(b"\\\n", at + 2)
     return frozenset(out)
 
 
