@@ -12,11 +12,12 @@ line (`| python3 -`, `|| true`, `2>&1 | tee log`, a second `<<B`) becomes part o
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
 from tree_sitter import Node
 
+from .record import record
 from .tree import Source
 from .words import WORD_NODES, Part, Word, WordReader, delimiter, join, literal
 
@@ -36,9 +37,10 @@ _BLANK_BYTES = frozenset(b" \t\r\n")
 
 # The syntax tree. A statement list is a tuple of these nodes.
 
-@dataclass(frozen=True)
-class Simple:
-    """A simple command: leading assignments, the command's words and its redirections."""
+@record
+class Simple(NamedTuple):
+    """A simple command: leading assignments, the command's words and its redirections (a record: a script
+    has hundreds, each built as one tuple)."""
 
     line: int
     assigns: tuple[tuple[str, bool, Word | None, tuple[Word, ...] | None], ...]  # name, append, scalar, array
@@ -672,7 +674,7 @@ class Builder:
 def _redirected(node: Statement, redirects: tuple[tuple[str, Word], ...]) -> Statement:
     """A simple command (negated or not) with more redirections; any other statement as it is."""
     if isinstance(node, Simple):
-        return replace(node, redirects=node.redirects + redirects)
+        return node._replace(redirects=node.redirects + redirects)
     if isinstance(node, Not):
         return Not(_redirected(node.node, redirects))
     return node
