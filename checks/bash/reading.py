@@ -268,7 +268,7 @@ def _line_refs(src: Source, nodes: dict[str, list[Node]],
         part = words.quoted(node)
         if part is not None and part.kind == "param":
             begin = lines[row]
-            columns = (at - begin, end - begin) if src.ascii or src.ascii_lines[row] else \
+            columns = (at - begin, end - begin) if src.ascii or src.ascii_line(row) else \
                 (len(src.text(begin, at)), len(src.text(begin, end)))
             out.setdefault(row + src.base, []).append((*columns, part))
     for node in nodes.get("dollar", ()):

@@ -107,11 +107,18 @@ class Source:
         return self.raw.isascii()
 
     @cached_property
-    def ascii_lines(self) -> list[bool]:
-        """Whether each line is ASCII, its columns its byte offsets (in a text that is not: a script with a
-        few non-ASCII characters holds them on a few lines)."""
-        raw, starts = self.raw, self.starts
-        return [raw[start:end].isascii() for start, end in zip(starts, [*starts[1:], len(raw)])]
+    def _ascii_rows(self) -> dict[int, bool]:
+        return {}
+
+    def ascii_line(self, row: int) -> bool:
+        """Whether line `row` (from 0) is ASCII, its columns its byte offsets (in a text that is not: a script
+        with a few non-ASCII characters holds them on a few lines)."""
+        known = self._ascii_rows
+        found = known.get(row)
+        if found is None:
+            starts = self.starts
+            found = known[row] = self.raw[starts[row]:starts[row + 1] if row + 1 < len(starts) else None].isascii()
+        return found
 
     def line(self, offset: int) -> int:
         """The line number of a byte offset."""
@@ -121,7 +128,7 @@ class Source:
         """The character column of a byte offset in its line."""
         row = bisect.bisect_right(self.starts, offset) - 1
         start = self.starts[row]
-        return offset - start if self.ascii or self.ascii_lines[row] else len(self.text(start, offset))
+        return offset - start if self.ascii or self.ascii_line(row) else len(self.text(start, offset))
 
     def text(self, start: int, end: int) -> str:
         data = self.raw[start:end]
