@@ -16,7 +16,7 @@ from checks.bash.commands import launch_at, launched_at, may_become_launch, run_
 from checks.bash.interpreter import Binding, Interpreter, State, merge, reads_first_field
 from checks.bash.syntax import _BLANKS, Builder, Simple, _Piece
 from checks.bash.tree import Source, parse
-from checks.bash.values import UNSET, Evaluator, Token, dedupe, mark, written
+from checks.bash.values import UNSET, Evaluator, Token, _fields, dedupe, mark, written
 from checks.bash.words import Part, Word
 
 _WORDS = ["echo", "vllm", "serve", "nohup", "python3", "-m", "sglang.launch_server", "f", "export", "local",
@@ -107,6 +107,38 @@ def test_a_word_of_one_parameter_expands_as_part_by_part(alts, op, quoted, split
     word = Word((Part("param", "$X", quoted, name="X", op=op, arg=(Part("lit", "d"),)),), 5)
     env = {"X": alts}
     assert evaluator.expand(env, word, split, hole) == evaluator._expand_parts(env, word, split, hole)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(["", "a", "a b", " x ", UNKNOWN, "p" + UNKNOWN]), st.none(), st.just(UNSET),
+                          _ARRAY), min_size=1, max_size=4).map(tuple),
+       st.sampled_from(["", ":-", "-", "+", ":+", "%", "#len"]), st.booleans())
+def test_one_parameter_as_text_is_what_its_expansion_says(alts, op, quoted):
+    evaluator = _Values()
+    parts = (Part("param", "$X", quoted, name="X", op=op, arg=(Part("lit", "d"),)),)
+    env = {"X": alts}
+    tokens = evaluator._expand_parts(env, Word(parts, 0), False, mark)
+    general = list(tokens[0].values) if len(tokens) == 1 else [" ".join(
+        UNKNOWN if t.first is None else t.first for t in tokens)] if tokens else [""]
+    assert evaluator.text(env, parts, mark) == general
+
+
+_PIECES = st.lists(st.one_of(st.tuples(st.just("lit"), st.sampled_from(["", "a", " ", "b c ", '"', UNKNOWN]),
+                                       st.booleans()),
+                             st.tuples(st.just("param"), st.sampled_from(["X", "Y", "Z"]), st.booleans())),
+                   min_size=1, max_size=6)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_PIECES, st.booleans(), st.sampled_from([mark, written]))
+def test_a_run_of_literal_parts_expands_as_its_parts_one_by_one(pieces, split, hole):
+    evaluator = _Values()
+    env = {"X": ("a b",), "Y": (None,), "Z": ("",)}  # one candidate each: the word has one expansion
+    parts = tuple(Part("lit", text, quoted) if kind == "lit" else Part("param", "$" + text, quoted, name=text)
+                  for kind, text, quoted in pieces)
+    one_by_one = [("lit", p.text, p.quoted, p) if p.kind == "lit" else ("val", env[p.name][0], p.quoted, p)
+                  for p in parts]
+    assert evaluator._expand_parts(env, Word(parts, 3), split, hole) == _fields(one_by_one, 3, split, hole)
 
 
 def test_no_text_as_text_is_what_its_expansion_says():

@@ -66,6 +66,20 @@ def _literal(word: Word) -> str | None:
     return "".join(p.text for p in parts) or None
 
 
+def _declared(node: Simple, command: str) -> tuple[bool, tuple]:
+    """What `declare` reads of a declaration's words after the first, which its runs do not change: whether it
+    exports, and each word as (its `assignment` or None, the name it sets or marks, whether that is a name,
+    its line)."""
+    export = command == "export" or any(
+        w.unquoted_literal and _EXPORT_FLAG.fullmatch(w.unquoted_literal) for w in node.words[1:])
+    words = []
+    for w in node.words[1:]:
+        found = assignment(w)
+        name = found[0] if found is not None else w.unquoted_literal or ""
+        words.append((found, name, is_name(name), w.line))
+    return export, tuple(words)
+
+
 def may_launch_untraced(nodes: tuple) -> bool:
     """Whether running `nodes` without tracing may record a launch, for some runner variables: False when
     no simple command may be one. Without tracing only the script's own commands run (a string run as
@@ -102,6 +116,18 @@ class Binding(NamedTuple):
 
     alts: tuple  # each: str | None (unknown) | tuple[Token, ...] (array) | UNSET
     line: int
+
+
+@record
+class _Plan(NamedTuple):
+    """What `simple` reads of a simple command alone: worked out once per statement for every run of a Script
+    (`Interpreter.shared`)."""
+
+    node: Simple
+    command: str | None  # its first word when that is literal text (a name), else None
+    by_name: tuple[bool, bool, bool, bool]  # `_by_name(command)`
+    substitutes: bool  # a word after the first holds a `$(...)`
+    declared: tuple | None  # for a declaration `command` names: what `declare` reads of it (`_declared`)
 
 
 @dataclass
@@ -159,10 +185,12 @@ def merge(a: State, b: State, known: Given | Mapping[str, str]) -> State:
         return a
     ours, theirs = a.vars, b.vars
     out = dict(ours)  # most variables are the same binding on both sides: kept, in the order they came
+    get = ours.get
+    differ = [n for n, y in theirs.items() if get(n) is not y]  # (in their order: new names come in it)
     only_ours = ours.keys() - theirs.keys()
-    for name in [n for n in ours if n in only_ours] + list(theirs) if only_ours else theirs:
+    for name in [n for n in ours if n in only_ours] + differ if only_ours else differ:
         x, y = ours.get(name), theirs.get(name)
-        if x is y or x == y:
+        if x == y:
             continue
         before = (known[name],) if name in known else (None,)
         alts = (x.alts if x else before) + (y.alts if y else before)
@@ -171,6 +199,9 @@ def merge(a: State, b: State, known: Given | Mapping[str, str]) -> State:
 
 
 def exported_token(binding: Binding) -> Token:
+    alts = binding.alts
+    if len(alts) == 1 and (type(alts[0]) is str or alts[0] is None):  # most variables: one text
+        return Token(alts, binding.line)
     return Token(tuple(a if isinstance(a, str) or a is None else "" for a in binding.alts), binding.line)
 
 
@@ -228,7 +259,7 @@ class Interpreter(Evaluator):
 
     def __init__(self, known: Mapping[str, str], watch: Callable[[list[str | None]], bool] | None = None,
                  exists: Callable[[str], bool | None] | None = None, defaults: bool = False,
-                 shared: dict[int, tuple] | None = None):
+                 shared: dict[int, _Plan] | None = None):
         self.known = Given(known)
         self.shared = {} if shared is None else shared  # what is read of a statement alone, by id (`Script`'s runs share it)
         self.exists = exists
@@ -411,17 +442,24 @@ class Interpreter(Evaluator):
             for name, append, scalar, array in node.assigns:
                 self.assign(state, name, append, scalar, array, node.line)
             return True, state
-        parts = node.words[0].parts
-        if len(parts) == 1 and parts[0].kind == "lit" and parts[0].text.strip(UNKNOWN):  # most commands: a name
-            command = parts[0].text
-            if command not in DECLARATIONS and self.reads_no_fields(command, node, state):
-                return self._other(node, state, command)
-        split = node.words[0].unquoted_literal != "[["
-        fields: list[Token] = self.expand(state, node.words[0], split=split)
-        if not (fields and self.reads_no_fields(fields[0].first, node, state)):
+        first = node.words[0]
+        plan = self._plan(node)
+        command = plan.command
+        if command is not None:  # most commands: a name
+            if self.reads_no_fields(command, node, state):
+                return (True, self.declare(node, state, command)) if plan.declared is not None else \
+                    self._other(node, state, command)
+            split = command != "[[" or first.parts[0].quoted
+            fields: list[Token] = [Token((command,), first.line)]  # (what `expand` makes of the word)
             for w in node.words[1:]:
                 fields.extend(self.expand(state, w, split=split))
-        values = [t.first for t in fields]
+        else:
+            split = first.unquoted_literal != "[["
+            fields = self.expand(state, first, split=split)
+            if not (fields and self.reads_no_fields(fields[0].first, node, state)):
+                for w in node.words[1:]:
+                    fields.extend(self.expand(state, w, split=split))
+        values = [t.values[0] if t.values else None for t in fields]  # (each `first`)
         command = values[0] if values else None
         if command in DECLARATIONS:
             return True, self.declare(node, state, command)
@@ -505,21 +543,27 @@ class Interpreter(Evaluator):
         only). When tracing, also only if expanding has no effect (no word holds a `$(...)`, which is run) and,
         but for a declaration, the watch reads the first field only (`reads_first_field`) and the command is
         none that tracing reads: no script run (`run_at`), `eval`, `cd`, or inside `$(...)` `echo`/`printf`."""
-        declares, plain, quiet, prints = _by_name(command)
+        plan = self._plan(node)
+        declares, plain, quiet, prints = plan.by_name if command == plan.command else _by_name(command)
         if not (declares or plain and command not in self.funcs):
             return False
         if not self.tracing:
             return True
-        if self._substitutes(node):
+        if plan.substitutes:
             return False
         return declares or (self.first_field_watch and quiet and not (prints and _OUT in state.vars))
 
-    def _substitutes(self, node: Simple) -> bool:
-        """Whether a word of `node` after its first holds a `$(...)`, read once per statement (`shared`)."""
+    def _plan(self, node: Simple) -> _Plan:
+        """What `simple` reads of `node` alone, read once per statement (`shared`)."""
         found = self.shared.get(id(node))
-        if found is None or found[0] is not node:
-            found = self.shared[id(node)] = (node, any(_substitutes(w.parts) for w in node.words[1:]))
-        return found[1]
+        if found is None or found.node is not node:
+            parts = node.words[0].parts
+            command = parts[0].text if len(parts) == 1 and parts[0].kind == "lit" and parts[0].text.strip(UNKNOWN) \
+                else None
+            found = self.shared[id(node)] = _Plan(
+                node, command, _by_name(command), any(_substitutes(w.parts) for w in node.words[1:]),
+                _declared(node, command) if command in DECLARATIONS else None)
+        return found
 
     def _cd(self, state: State, target: Token, line: int) -> None:
         """`cd DIR`: PWD becomes DIR (joined to the PWD before when DIR is relative)."""
@@ -561,20 +605,16 @@ class Interpreter(Evaluator):
 
     def declare(self, node: Simple, state: State, command: str) -> State:
         """`export` / `declare` / `local` / `readonly`: assignments, and marks for export."""
-        export = command == "export" or any(
-            w.unquoted_literal and _EXPORT_FLAG.fullmatch(w.unquoted_literal) for w in node.words[1:])
+        plan = self._plan(node)
+        export, words = plan.declared if command == plan.command else _declared(node, command)
         for name, append, scalar, array in node.assigns:
             self.assign(state, name, append, scalar, array, node.line)
             if export:
                 state.exported.add(name)
-        for w in node.words[1:]:
-            found = assignment(w)
+        for found, name, exportable, line in words:
             if found is not None:
-                name, append, value = found
-                self.assign(state, name, append, value, None, w.line)
-            else:
-                name = w.unquoted_literal or ""
-            if export and is_name(name):
+                self.assign(state, name, found[1], found[2], None, line)
+            if export and exportable:
                 state.exported.add(name)
         return state
 
