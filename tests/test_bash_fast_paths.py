@@ -10,10 +10,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from checks.bash import Script
-from checks.bash.builtins import PURE, UNKNOWN, substitution_command
+from checks.bash.builtins import PURE, UNKNOWN, lone_command, substitution_command
 from checks.bash.reading import statements
 from checks.bash.commands import launch_at, launched_at, may_become_launch, run_at, scripts_run_at
-from checks.bash.interpreter import Binding, Interpreter, State, merge, reads_first_field
+from checks.bash.interpreter import Binding, Interpreter, State, _substitutes, merge, reads_first_field
 from checks.bash.syntax import _BLANKS, Builder, Simple, _Piece
 from checks.bash.tree import Source, parse
 from checks.bash.values import UNSET, Evaluator, Token, _fields, dedupe, mark, written
@@ -292,3 +292,49 @@ def test_a_body_left_unparsed_is_no_pure_builtin(head, rest):
     general = (nodes[0].words if len(nodes) == 1 and isinstance(nodes[0], Simple) and not nodes[0].assigns
                and nodes[0].words and nodes[0].words[0].unquoted_literal in PURE else None)
     assert substitution_command(text) == general
+
+
+_LONE_HEADS = ["grep", "seq", " stat", "f", "echo", "if", "X=1", "a-b", "python3", "eval", "cd", "bash", "vllm", "e\\cho",
+               "[", "done", "é"]
+_LONE_WORDS = [" ", "\t", " a", " -c", " $X", ' "$X/a b"', " 'x $Y|;'", " 2>/dev/null", " >>log", " 2>&1", " > f",
+               " %s", " a=b", ' "é"']  # each ends a word
+_LONE_PIECES = ['"', "'", ">", ">&", "|", ";", "&", "&&", "\n", "#", "`", "$(", "${X}", "$1", "\\", "=", "*", "(",
+                ")", "<", "{", "}", "é", "!", "$", "x"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.sampled_from(_LONE_HEADS), st.lists(st.one_of(st.sampled_from(_LONE_WORDS), st.sampled_from(_LONE_WORDS),
+                                                        st.sampled_from(_LONE_PIECES)), max_size=8).map("".join))
+def test_a_body_said_to_be_one_command_is_one_command_of_that_name(head, rest):
+    text = head + rest
+    name = lone_command(text)
+    if name is None:
+        return
+    nodes = statements(text)
+    assert len(nodes) == 1 and isinstance(nodes[0], Simple) and not nodes[0].assigns and nodes[0].line == 1
+    first = nodes[0].words[0].parts
+    assert len(first) == 1 and first[0] == Part("lit", name)
+    assert not any(_substitutes(w.parts) for w in nodes[0].words[1:])
+
+
+class _Parsing(Interpreter):
+    """The interpreter parsing and running every `$(...)` body it meets."""
+
+    def _runs_quietly(self, command):
+        return False
+
+
+_BODIES = ["$(grep -c x \"$X\" 2>/dev/null)", "$(seq 1 $Y)", "$(python3 $X)", "$(f)", "$(client a)", "$(echo a)",
+           "$(date)", "$(cd $X)", "$(grep x | wc -l)", "$(exit 1)", "$(true)", "$(vllm serve m)", "$(bash x.sh)"]
+body_scripts = st.lists(st.one_of(st.sampled_from(_WORDS + _TRACED), st.sampled_from(_BODIES),
+                                  st.sampled_from(_SEPARATORS), st.sampled_from(_COMPOUND)), max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(body_scripts, st.dictionaries(st.sampled_from(["X", "Y", "Z", "TP"]), st.sampled_from(["1", "a b", ""])))
+def test_a_body_left_unparsed_changes_nothing_a_trace_finds(text, known):
+    script = Script(text)
+    fast, general = Interpreter(known, _first), _Parsing(known, _first)
+    assert _launches(fast, script) == _launches(general, script)
+    assert (fast.calls, fast.runs, fast.steps, fast.known.asked) == (general.calls, general.runs, general.steps,
+                                                                     general.known.asked)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Mapping, NamedTuple
 
-from .builtins import UNKNOWN, decided, pure_output, test
+from .builtins import UNKNOWN, decided, lone_command, pure_output, test
 from .commands import launch_at, may_become_launch, may_launch, may_run, run_at
 from .reading import statements
 from .record import record
@@ -316,12 +316,27 @@ class Interpreter(Evaluator):
         b)`)."""
         if not self.tracing:
             return (None,)
+        if state.alive and self.nested_code < 4 and self.first_field_watch and self._runs_quietly(lone_command(text)):
+            self.steps += 1  # what running the body comes to, without parsing it: `node` runs its one command,
+            if self.steps > _MAX_STEPS:  # which `simple` leaves to `_other`, which makes the output unknown
+                return ("",)
+            self.current = 1
+            return (None,)
         inner = state.copy()
         inner.vars[_OUT] = Binding(("",), 0)
         after = self.subshell(inner, text, self.current, inline=True)
         if after.vars.get(_IMPURE) is not None or _OUT not in after.vars:
             return (None,)
         return tuple(a.rstrip("\n") if isinstance(a, str) else None for a in after.vars[_OUT].alts)
+
+    def _runs_quietly(self, command: str | None) -> bool:
+        """Whether a body of one command named `command`, with no `$(...)` in its words (`lone_command`), does
+        nothing when run inside `$(...)` by a trace whose watch reads the first field only, but make the output
+        unknown: `reads_no_fields` leaves it to `_other`, and the watch does not select it."""
+        if command is None:
+            return False
+        declares, plain, quiet, prints = _by_name(command)
+        return plain and quiet and not prints and command not in self.funcs and not self.watch([command])
 
     def _print(self, state: State, fields: list[Token]) -> None:
         """Inside `$(...)`: what an `echo` / `printf` adds to the substitution's output."""
