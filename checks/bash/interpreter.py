@@ -118,16 +118,21 @@ class Binding(NamedTuple):
     line: int
 
 
-@record
-class _Plan(NamedTuple):
+class _Plan:
     """What `simple` reads of a simple command alone: worked out once per statement for every run of a Script
     (`Interpreter.shared`)."""
 
-    node: Simple
-    command: str | None  # its first word when that is literal text (a name), else None
-    by_name: tuple[bool, bool, bool, bool]  # `_by_name(command)`
-    substitutes: bool  # a word after the first holds a `$(...)`
-    declared: tuple | None  # for a declaration `command` names: what `declare` reads of it (`_declared`)
+    __slots__ = ("node", "command", "by_name", "declared", "substitutes")
+
+    def __init__(self, node: Simple):
+        parts = node.words[0].parts
+        command = parts[0].text if len(parts) == 1 and parts[0].kind == "lit" and parts[0].text.strip(UNKNOWN) \
+            else None
+        self.node = node
+        self.command = command  # its first word when that is literal text (a name), else None
+        self.by_name = _by_name(command)
+        self.declared = _declared(node, command) if command in DECLARATIONS else None  # what `declare` reads
+        self.substitutes: bool | None = None  # a word after the first holds a `$(...)`; None: not asked yet
 
 
 @dataclass
@@ -564,6 +569,8 @@ class Interpreter(Evaluator):
             return False
         if not self.tracing:
             return True
+        if plan.substitutes is None:
+            plan.substitutes = any(_substitutes(w.parts) for w in node.words[1:])
         if plan.substitutes:
             return False
         return declares or (self.first_field_watch and quiet and not (prints and _OUT in state.vars))
@@ -572,12 +579,7 @@ class Interpreter(Evaluator):
         """What `simple` reads of `node` alone, read once per statement (`shared`)."""
         found = self.shared.get(id(node))
         if found is None or found.node is not node:
-            parts = node.words[0].parts
-            command = parts[0].text if len(parts) == 1 and parts[0].kind == "lit" and parts[0].text.strip(UNKNOWN) \
-                else None
-            found = self.shared[id(node)] = _Plan(
-                node, command, _by_name(command), any(_substitutes(w.parts) for w in node.words[1:]),
-                _declared(node, command) if command in DECLARATIONS else None)
+            found = self.shared[id(node)] = _Plan(node)
         return found
 
     def _cd(self, state: State, target: Token, line: int) -> None:
