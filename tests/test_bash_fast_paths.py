@@ -1,8 +1,9 @@
 """The fast paths of checks/bash give what the general paths give: reading a plain command or an assignment
 without pieces, evaluating a one-candidate parameter, a word of one quoted parameter or a literal word
-directly, leaving the words of a command unexpanded when the interpreter (or a trace's watch) reads none of
-them, merging states by the bindings that differ, not running a script none of whose commands can
-launch, and not parsing a `$(...)` body that cannot be a pure builtin."""
+directly, a run of literal parts as one text, leaving the words of a command unexpanded when the interpreter
+(or a trace's watch) reads none of them, merging states by the bindings that differ, not running a script none
+of whose commands can launch, not parsing a `$(...)` body that cannot be a pure builtin or that is one quiet
+command, and recording a call by its name when that is all the caller reads."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from checks.bash import Script
 from checks.bash.builtins import PURE, UNKNOWN, lone_command, substitution_command
 from checks.bash.reading import statements
 from checks.bash.commands import launch_at, launched_at, may_become_launch, run_at, scripts_run_at
-from checks.bash.interpreter import Binding, Interpreter, State, _substitutes, merge, reads_first_field
+from checks.bash.interpreter import (Binding, Interpreter, State, _substitutes, merge, reads_call_names,
+                                     reads_first_field)
 from checks.bash.syntax import _BLANKS, Builder, Simple, _Piece
 from checks.bash.tree import Source, parse
 from checks.bash.values import UNSET, Evaluator, Token, _fields, dedupe, mark, written
@@ -338,3 +340,20 @@ def test_a_body_left_unparsed_changes_nothing_a_trace_finds(text, known):
     assert _launches(fast, script) == _launches(general, script)
     assert (fast.calls, fast.runs, fast.steps, fast.known.asked) == (general.calls, general.runs, general.steps,
                                                                      general.known.asked)
+
+
+@reads_call_names
+@reads_first_field
+def _first_named(values):
+    return _first(values)
+
+
+@settings(max_examples=300, deadline=None)
+@given(body_scripts, st.dictionaries(st.sampled_from(["X", "Y", "Z", "TP"]), st.sampled_from(["1", "a b", ""])))
+def test_calls_read_for_their_names_are_the_calls_with_their_first_word(text, known):
+    script = Script(text)
+    named, full = Interpreter(known, _first_named), Interpreter(known, _first)
+    assert _launches(named, script) == _launches(full, script)
+    assert [(c.words, c.line) for c in named.calls] == [(c.words[:1], c.line) for c in full.calls]
+    assert (named.runs, named.steps) == (full.runs, full.steps)
+    assert set(named.known.asked) <= set(full.known.asked)

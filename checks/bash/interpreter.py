@@ -43,6 +43,13 @@ def reads_first_field(watch: Callable[[list[str | None]], bool]) -> Callable[[li
     return watch
 
 
+def reads_call_names(watch: Callable[[list[str | None]], bool]) -> Callable[[list[str | None]], bool]:
+    """Declare that the caller reads of the calls `watch` selects their first word and line only: a trace then
+    records each with its first word alone and no environment (`Interpreter._call`)."""
+    watch.call_names_only = True  # type: ignore[attr-defined]
+    return watch
+
+
 def _substitutes(parts: tuple[Part, ...]) -> bool:
     """Whether a word holds a command substitution (also inside `${X:-$(...)}`): expanding it may run code."""
     return any(p.kind == "cmd" or p.arg and _substitutes(p.arg) for p in parts)
@@ -279,6 +286,7 @@ class Interpreter(Evaluator):
         self.tracing = watch is not None  # also follow `eval`, `bash -c` and `$(...)`; record calls and runs
         self.watch = watch
         self.first_field_watch = getattr(watch, "first_field_only", False)
+        self.call_names_only = getattr(watch, "call_names_only", False)
         self.calls: list[Call] = []
         self.runs: list[Run] = []
         self.nested_code = 0  # depth of strings run as code
@@ -597,8 +605,23 @@ class Interpreter(Evaluator):
         state.vars["PWD"] = Binding(dedupe(alts), line)
 
     def _call(self, node: Simple, state: State) -> Call:
+        if self.call_names_only:
+            return self._named_call(node, state)
         words = tuple(tuple(dedupe(self.words(state, w.parts))) for w in node.words)
         return Call(words, tuple(sorted(self._env(node, state, [], 0).items())), self.at or node.line)
+
+    def _named_call(self, node: Simple, state: State) -> Call:
+        """`_call` for a watch whose calls are read for their first word and line (`reads_call_names`): of the
+        other words and the command's assignments only those holding a `$(...)` are worked out, in the order
+        `_call` works them out, for what running it records (the others record nothing)."""
+        name = tuple(dedupe(self.words(state, node.words[0].parts)))
+        for w in node.words[1:]:
+            if _substitutes(w.parts):
+                self.words(state, w.parts)
+        for _name, _append, scalar, _array in node.assigns:
+            if scalar is not None and _substitutes(scalar.parts):
+                self._scalar(state, scalar)
+        return Call((name,), (), self.at or node.line)
 
     def _launch(self, node: Simple, state: State, fields: list[Token], engine: str, start: int,
                 after: int) -> Launch:
