@@ -45,7 +45,7 @@ def reads_first_field(watch: Callable[[list[str | None]], bool]) -> Callable[[li
 
 def reads_call_names(watch: Callable[[list[str | None]], bool]) -> Callable[[list[str | None]], bool]:
     """Declare that the caller reads of the calls `watch` selects their first word and line only: a trace then
-    records each with its first word alone and no environment (`Interpreter._call`)."""
+    records each with its first word alone (`Interpreter._call`)."""
     watch.call_names_only = True  # type: ignore[attr-defined]
     return watch
 
@@ -232,11 +232,11 @@ class Call:
     """A command the interpreter reached that the caller watches for (`Script.trace(watch=...)`).
 
     `words` holds every word as written, each with its candidate texts (a word is not split into
-    fields: `$FLAGS` is one word whose candidates are the values FLAGS may have there).
+    fields: `$FLAGS` is one word whose candidates are the values FLAGS may have there); the first only for a
+    watch whose caller reads the names (`reads_call_names`).
     """
 
     words: tuple[tuple[str | None, ...], ...]
-    env: tuple[tuple[str, Token], ...]
     line: int
 
 
@@ -605,23 +605,18 @@ class Interpreter(Evaluator):
         state.vars["PWD"] = Binding(dedupe(alts), line)
 
     def _call(self, node: Simple, state: State) -> Call:
-        if self.call_names_only:
-            return self._named_call(node, state)
-        words = tuple(tuple(dedupe(self.words(state, w.parts))) for w in node.words)
-        return Call(words, tuple(sorted(self._env(node, state, [], 0).items())), self.at or node.line)
-
-    def _named_call(self, node: Simple, state: State) -> Call:
-        """`_call` for a watch whose calls are read for their first word and line (`reads_call_names`): of the
-        other words and the command's assignments only those holding a `$(...)` are worked out, in the order
-        `_call` works them out, for what running it records (the others record nothing)."""
-        name = tuple(dedupe(self.words(state, node.words[0].parts)))
-        for w in node.words[1:]:
+        """The call `node` makes: each word's candidate texts (the first only, for a watch whose calls are read
+        for their names: `reads_call_names`). Of the words left and the command's own assignments, only those
+        holding a `$(...)` are worked out, in order, for what running it records (the others record nothing)."""
+        read = node.words[:1] if self.call_names_only else node.words
+        words = tuple(tuple(dedupe(self.words(state, w.parts))) for w in read)
+        for w in node.words[len(read):]:
             if _substitutes(w.parts):
                 self.words(state, w.parts)
         for _name, _append, scalar, _array in node.assigns:
             if scalar is not None and _substitutes(scalar.parts):
                 self._scalar(state, scalar)
-        return Call((name,), (), self.at or node.line)
+        return Call(words, self.at or node.line)
 
     def _launch(self, node: Simple, state: State, fields: list[Token], engine: str, start: int,
                 after: int) -> Launch:
