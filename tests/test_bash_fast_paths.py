@@ -296,8 +296,8 @@ def test_a_body_left_unparsed_is_no_pure_builtin(head, rest):
     assert substitution_command(text) == general
 
 
-_LONE_HEADS = ["grep", "seq", " stat", "f", "echo", "if", "X=1", "a-b", "python3", "eval", "cd", "bash", "vllm", "e\\cho",
-               "[", "done", "é"]
+_LONE_HEADS = ["grep", "seq", " stat", "f", "echo", "if", "X=1", "a-b", "python3", "eval", "cd", "bash", "vllm",
+               "e\\cho", "[", "done", "é"]
 _LONE_WORDS = [" ", "\t", " a", " -c", " $X", ' "$X/a b"', " 'x $Y|;'", " 2>/dev/null", " >>log", " 2>&1", " > f",
                " %s", " a=b", ' "é"']  # each ends a word
 _LONE_PIECES = ['"', "'", ">", ">&", "|", ";", "&", "&&", "\n", "#", "`", "$(", "${X}", "$1", "\\", "=", "*", "(",
