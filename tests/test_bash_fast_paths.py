@@ -162,7 +162,7 @@ def test_a_literal_word_as_text_is_what_its_expansion_says(text, quoted):
 class _Expanding(Interpreter):
     """The interpreter expanding every word of every command (no command's words left unread)."""
 
-    def reads_no_fields(self, command, node, state):
+    def reads_no_fields(self, command, node, state, plan=None):
         return False
 
 

@@ -86,6 +86,7 @@ _RESERVED = frozenset({"if", "then", "else", "elif", "fi", "case", "esac", "for"
                        "done", "function", "time", "coproc", "in"})
 
 
+@lru_cache(maxsize=512)
 def lone_command(text: str) -> str | None:
     """The name of the one simple command a `$(...)` body certainly is, with no `$(...)` in its words, in text
     a scan this simple follows (and tree-sitter reads as bash does): one line; a name first; then, outside

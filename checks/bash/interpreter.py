@@ -52,7 +52,10 @@ def reads_call_names(watch: Callable[[list[str | None]], bool]) -> Callable[[lis
 
 def _substitutes(parts: tuple[Part, ...]) -> bool:
     """Whether a word holds a command substitution (also inside `${X:-$(...)}`): expanding it may run code."""
-    return any(p.kind == "cmd" or p.arg and _substitutes(p.arg) for p in parts)
+    for p in parts:
+        if p.kind == "cmd" or p.arg and _substitutes(p.arg):
+            return True
+    return False
 
 
 @lru_cache(maxsize=1024)
@@ -474,8 +477,8 @@ class Interpreter(Evaluator):
         plan = self._plan(node)
         command = plan.command
         if command is not None:  # most commands: a name
-            if self.reads_no_fields(command, node, state):
-                return (True, self.declare(node, state, command)) if plan.declared is not None else \
+            if self.reads_no_fields(command, node, state, plan):
+                return (True, self.declare(node, state, command, plan)) if plan.declared is not None else \
                     self._other(node, state, command)
             split = command != "[[" or first.parts[0].quoted
             fields: list[Token] = [Token((command,), first.line)]  # (what `expand` makes of the word)
@@ -563,7 +566,7 @@ class Interpreter(Evaluator):
             self.calls.append(self._call(node, state))
         return None, state
 
-    def reads_no_fields(self, command: str | None, node: Simple, state: State) -> bool:
+    def reads_no_fields(self, command: str | None, node: Simple, state: State, plan: _Plan | None = None) -> bool:
         """Whether `simple` needs no field of a command beyond its first (`command`), so its other words are
         left unexpanded (the runner's variables they would ask about are not asked, so `Given` still records
         what the run depends on): for a declaration (`declare` reads its words itself) and for any command
@@ -571,7 +574,7 @@ class Interpreter(Evaluator):
         only). When tracing, also only if expanding has no effect (no word holds a `$(...)`, which is run) and,
         but for a declaration, the watch reads the first field only (`reads_first_field`) and the command is
         none that tracing reads: no script run (`run_at`), `eval`, `cd`, or inside `$(...)` `echo`/`printf`."""
-        plan = self._plan(node)
+        plan = plan or self._plan(node)  # (`plan`: the node's, when the caller has it)
         declares, plain, quiet, prints = plan.by_name if command == plan.command else _by_name(command)
         if not (declares or plain and command not in self.funcs):
             return False
@@ -638,9 +641,9 @@ class Interpreter(Evaluator):
                 env[m.group(1)] = Token((t.first[len(m.group(0)):],), t.line)
         return env
 
-    def declare(self, node: Simple, state: State, command: str) -> State:
+    def declare(self, node: Simple, state: State, command: str, plan: _Plan | None = None) -> State:
         """`export` / `declare` / `local` / `readonly`: assignments, and marks for export."""
-        plan = self._plan(node)
+        plan = plan or self._plan(node)
         export, words = plan.declared if command == plan.command else _declared(node, command)
         for name, append, scalar, array in node.assigns:
             self.assign(state, name, append, scalar, array, node.line)

@@ -236,8 +236,11 @@ class Evaluator:
                 continue
             else:  # command substitution: its output when it is a pure builtin, else unknown
                 values = self.substitute(env, p.text)
+            if len(values) == 1:  # most parts
+                per_part.append((("val", values[0], p.quoted, p),))
+                continue
             per_part.append(tuple(("val", v, p.quoted, p) for v in values))
-            single = single and len(values) == 1
+            single = False
         if lits:
             per_part.append(_literal_run(lits))
         if single:
