@@ -93,14 +93,13 @@ def lone_command(text: str) -> str | None:
     quotes, only names, `$NAME`, plain punctuation and output redirections (`2>/dev/null`, `>>log`, `2>&1`); no
     expansion but `$NAME` in double quotes; no backslash or backquote. None for any other body."""
     first = _COMMAND_NAME.match(text)
-    if first is None or first.group(1) in _RESERVED or len(text) > MAX_RESOLVED:
+    if (first is None or first.group(1) in _RESERVED or len(text) > MAX_RESOLVED or "`" in text or "\\" in text
+            or not text.replace("\t", " ").isprintable()):
         return None
     quote = ""
     i, n = first.end(1), len(text)
     while i < n:
         c = text[i]
-        if not c.isprintable() and c != "\t" or c in "`\\":
-            return None
         if quote == "'":
             quote = "" if c == "'" else quote
         elif c == "$" and not _name_starts(text[i + 1:i + 2]):
