@@ -17,7 +17,7 @@ from .context import Context
 from .masterconfig import iter_fields
 from .recipe_index import recipe_index
 from .runs import SIZING, PointRun, iter_changed_runs, launchers, points, run_of
-from .bash import reads_first_field
+from .bash import reads_call_names, reads_first_field
 from .tracing import head_reader, reach
 from .yamlload import YamlProblem
 
@@ -39,8 +39,10 @@ class Reachability:
         return path in self.everywhere or any(first <= n <= last for n in self.lines.get(path, ()))
 
 
+@reads_call_names
 @reads_first_field
 def _every(values: list[str | None]) -> bool:
+    """Every command: its line is run (and its name, a function a library defines, runs that)."""
     return True
 
 

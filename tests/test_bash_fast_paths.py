@@ -1,8 +1,9 @@
 """The fast paths of checks/bash give what the general paths give: reading a plain command or an assignment
 without pieces, evaluating a one-candidate parameter, a word of one quoted parameter or a literal word
-directly, leaving the words of a command unexpanded when the interpreter (or a trace's watch) reads none of
-them, merging states by the bindings that differ, not running a script none of whose commands can
-launch, and not parsing a `$(...)` body that cannot be a pure builtin."""
+directly, a run of literal parts as one text, leaving the words of a command unexpanded when the interpreter
+(or a trace's watch) reads none of them, merging states by the bindings that differ, not running a script none
+of whose commands can launch, not parsing a `$(...)` body that cannot be a pure builtin or that is one quiet
+command, and recording a call by its name when that is all the caller reads."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from checks.bash import Script
-from checks.bash.builtins import PURE, UNKNOWN, substitution_command
+from checks.bash.builtins import PURE, UNKNOWN, lone_command, substitution_command
 from checks.bash.reading import statements
 from checks.bash.commands import launch_at, launched_at, may_become_launch, run_at, scripts_run_at
-from checks.bash.interpreter import Binding, Interpreter, State, merge, reads_first_field
+from checks.bash.interpreter import (Binding, Interpreter, State, _substitutes, merge, reads_call_names,
+                                     reads_first_field)
 from checks.bash.syntax import _BLANKS, Builder, Simple, _Piece
 from checks.bash.tree import Source, parse
-from checks.bash.values import UNSET, Evaluator, Token, dedupe, mark, written
+from checks.bash.values import UNSET, Evaluator, Token, _fields, dedupe, mark, written
 from checks.bash.words import Part, Word
 
 _WORDS = ["echo", "vllm", "serve", "nohup", "python3", "-m", "sglang.launch_server", "f", "export", "local",
@@ -109,6 +111,38 @@ def test_a_word_of_one_parameter_expands_as_part_by_part(alts, op, quoted, split
     assert evaluator.expand(env, word, split, hole) == evaluator._expand_parts(env, word, split, hole)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(["", "a", "a b", " x ", UNKNOWN, "p" + UNKNOWN]), st.none(), st.just(UNSET),
+                          _ARRAY), min_size=1, max_size=4).map(tuple),
+       st.sampled_from(["", ":-", "-", "+", ":+", "%", "#len"]), st.booleans())
+def test_one_parameter_as_text_is_what_its_expansion_says(alts, op, quoted):
+    evaluator = _Values()
+    parts = (Part("param", "$X", quoted, name="X", op=op, arg=(Part("lit", "d"),)),)
+    env = {"X": alts}
+    tokens = evaluator._expand_parts(env, Word(parts, 0), False, mark)
+    general = list(tokens[0].values) if len(tokens) == 1 else [" ".join(
+        UNKNOWN if t.first is None else t.first for t in tokens)] if tokens else [""]
+    assert evaluator.text(env, parts, mark) == general
+
+
+_PIECES = st.lists(st.one_of(st.tuples(st.just("lit"), st.sampled_from(["", "a", " ", "b c ", '"', UNKNOWN]),
+                                       st.booleans()),
+                             st.tuples(st.just("param"), st.sampled_from(["X", "Y", "Z"]), st.booleans())),
+                   min_size=1, max_size=6)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_PIECES, st.booleans(), st.sampled_from([mark, written]))
+def test_a_run_of_literal_parts_expands_as_its_parts_one_by_one(pieces, split, hole):
+    evaluator = _Values()
+    env = {"X": ("a b",), "Y": (None,), "Z": ("",)}  # one candidate each: the word has one expansion
+    parts = tuple(Part("lit", text, quoted) if kind == "lit" else Part("param", "$" + text, quoted, name=text)
+                  for kind, text, quoted in pieces)
+    one_by_one = [("lit", p.text, p.quoted, p) if p.kind == "lit" else ("val", env[p.name][0], p.quoted, p)
+                  for p in parts]
+    assert evaluator._expand_parts(env, Word(parts, 3), split, hole) == _fields(one_by_one, 3, split, hole)
+
+
 def test_no_text_as_text_is_what_its_expansion_says():
     evaluator = _Values()
     for hole in (mark, written):
@@ -128,7 +162,7 @@ def test_a_literal_word_as_text_is_what_its_expansion_says(text, quoted):
 class _Expanding(Interpreter):
     """The interpreter expanding every word of every command (no command's words left unread)."""
 
-    def reads_no_fields(self, command, node, state):
+    def reads_no_fields(self, command, node, state, plan=None):
         return False
 
 
@@ -260,3 +294,66 @@ def test_a_body_left_unparsed_is_no_pure_builtin(head, rest):
     general = (nodes[0].words if len(nodes) == 1 and isinstance(nodes[0], Simple) and not nodes[0].assigns
                and nodes[0].words and nodes[0].words[0].unquoted_literal in PURE else None)
     assert substitution_command(text) == general
+
+
+_LONE_HEADS = ["grep", "seq", " stat", "f", "echo", "if", "X=1", "a-b", "python3", "eval", "cd", "bash", "vllm",
+               "e\\cho", "[", "done", "é"]
+_LONE_WORDS = [" ", "\t", " a", " -c", " $X", ' "$X/a b"', " 'x $Y|;'", " 2>/dev/null", " >>log", " 2>&1", " > f",
+               " %s", " a=b", ' "é"']  # each ends a word
+_LONE_PIECES = ['"', "'", ">", ">&", "|", ";", "&", "&&", "\n", "#", "`", "$(", "${X}", "$1", "\\", "=", "*", "(",
+                ")", "<", "{", "}", "é", "!", "$", "x"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.sampled_from(_LONE_HEADS), st.lists(st.one_of(st.sampled_from(_LONE_WORDS), st.sampled_from(_LONE_WORDS),
+                                                        st.sampled_from(_LONE_PIECES)), max_size=8).map("".join))
+def test_a_body_said_to_be_one_command_is_one_command_of_that_name(head, rest):
+    text = head + rest
+    name = lone_command(text)
+    if name is None:
+        return
+    nodes = statements(text)
+    assert len(nodes) == 1 and isinstance(nodes[0], Simple) and not nodes[0].assigns and nodes[0].line == 1
+    first = nodes[0].words[0].parts
+    assert len(first) == 1 and first[0] == Part("lit", name)
+    assert not any(_substitutes(w.parts) for w in nodes[0].words[1:])
+
+
+class _Parsing(Interpreter):
+    """The interpreter parsing and running every `$(...)` body it meets."""
+
+    def _runs_quietly(self, command):
+        return False
+
+
+_BODIES = ["$(grep -c x \"$X\" 2>/dev/null)", "$(seq 1 $Y)", "$(python3 $X)", "$(f)", "$(client a)", "$(echo a)",
+           "$(date)", "$(cd $X)", "$(grep x | wc -l)", "$(exit 1)", "$(true)", "$(vllm serve m)", "$(bash x.sh)"]
+body_scripts = st.lists(st.one_of(st.sampled_from(_WORDS + _TRACED), st.sampled_from(_BODIES),
+                                  st.sampled_from(_SEPARATORS), st.sampled_from(_COMPOUND)), max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(body_scripts, st.dictionaries(st.sampled_from(["X", "Y", "Z", "TP"]), st.sampled_from(["1", "a b", ""])))
+def test_a_body_left_unparsed_changes_nothing_a_trace_finds(text, known):
+    script = Script(text)
+    fast, general = Interpreter(known, _first), _Parsing(known, _first)
+    assert _launches(fast, script) == _launches(general, script)
+    assert (fast.calls, fast.runs, fast.steps, fast.known.asked) == (general.calls, general.runs, general.steps,
+                                                                     general.known.asked)
+
+
+@reads_call_names
+@reads_first_field
+def _first_named(values):
+    return _first(values)
+
+
+@settings(max_examples=300, deadline=None)
+@given(body_scripts, st.dictionaries(st.sampled_from(["X", "Y", "Z", "TP"]), st.sampled_from(["1", "a b", ""])))
+def test_calls_read_for_their_names_are_the_calls_with_their_first_word(text, known):
+    script = Script(text)
+    named, full = Interpreter(known, _first_named), Interpreter(known, _first)
+    assert _launches(named, script) == _launches(full, script)
+    assert [(c.words, c.line) for c in named.calls] == [(c.words[:1], c.line) for c in full.calls]
+    assert (named.runs, named.steps) == (full.runs, full.steps)
+    assert set(named.known.asked) <= set(full.known.asked)

@@ -21,7 +21,8 @@ How a script is read (`Script(text)`, parsed once and cached by its text):
   a script exports. Check 3 reads scripts this way (`checks/serverargs.py`, `checks/recipe_link.py`).
   `Script.trace(env, path, watch)` runs it the same way and also follows strings run as code (`eval`,
   `bash -c`, the bodies of `$(...)`): it returns the launches, every command `watch` selects with each
-  word's candidate values (a watch that reads a command's name only says so: `reads_first_field`), and
+  word's candidate values (a watch that reads a command's name only says so: `reads_first_field`; one
+  whose caller reads of the calls only their names and lines, `reads_call_names`), and
   every script it runs (`bash FILE`, `source FILE`, `sbatch FILE`, behind `srun`/`nohup`/`exec`...;
   `commands`) with its PWD and environment. Checks 9 and 11 read benchmark clients and the scripts a
   launcher runs this way (`checks/tracing.py`, `checks/specdecode.py`).
@@ -43,7 +44,7 @@ capped, so hostile input ends as unknown values, never an exception or an unboun
 """
 
 from .builtins import UNKNOWN
-from .interpreter import Call, Launch, Run, Trace, reads_first_field
+from .interpreter import Call, Launch, Run, Trace, reads_call_names, reads_first_field
 from .lines import Heredoc, ShellCommand, ShellLine, heredoc_bodies, line_code
 from .script import Assignment, Script, SimpleCommand
 from .tree import MAX_SCRIPT
@@ -51,4 +52,4 @@ from .values import Token
 
 __all__ = ["MAX_SCRIPT", "UNKNOWN", "Assignment", "Call", "Heredoc", "Launch", "Run", "Script", "ShellCommand",
            "ShellLine", "SimpleCommand", "Token", "Trace", "heredoc_bodies", "line_code",
-           "reads_first_field"]
+           "reads_call_names", "reads_first_field"]

@@ -81,6 +81,51 @@ def _piped(text: str) -> bool:
     return piped
 
 
+_COMMAND_NAME = re.compile(r"[ \t]*([A-Za-z_][A-Za-z0-9_.-]*)(?:[ \t]|$)")
+_RESERVED = frozenset({"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
+                       "done", "function", "time", "coproc", "in"})
+
+
+@lru_cache(maxsize=512)
+def lone_command(text: str) -> str | None:
+    """The name of the one simple command a `$(...)` body certainly is, with no `$(...)` in its words, in text
+    a scan this simple follows (and tree-sitter reads as bash does): one line; a name first; then, outside
+    quotes, only names, `$NAME`, plain punctuation and output redirections (`2>/dev/null`, `>>log`, `2>&1`); no
+    expansion but `$NAME` in double quotes; no backslash or backquote. None for any other body."""
+    first = _COMMAND_NAME.match(text)
+    if (first is None or first.group(1) in _RESERVED or len(text) > MAX_RESOLVED or "`" in text or "\\" in text
+            or not text.replace("\t", " ").isprintable()):
+        return None
+    quote = ""
+    i, n = first.end(1), len(text)
+    while i < n:
+        c = text[i]
+        if quote == "'":
+            quote = "" if c == "'" else quote
+        elif c == "$" and not _name_starts(text[i + 1:i + 2]):
+            return None  # (of expansions only `$NAME`: no `$(`, `${`, `$'`, `$1`, ...)
+        elif quote:
+            quote = "" if c == '"' else quote
+        elif c in "'\"":
+            quote = c
+        elif c == ">":
+            i += 2 if text[i + 1:i + 2] == ">" else 1
+            if text[i:i + 1] == "&":
+                if not text[i + 1:i + 2].isdigit():
+                    return None
+                i += 2
+                continue
+            while i < n and text[i] in " \t":
+                i += 1
+            if i == n or text[i] not in _PLAIN or text[i] in " \t":
+                return None  # (a redirection names its file)
+            continue
+        elif c not in _PLAIN and c != "$":
+            return None
+        i += 1
+    return first.group(1) if not quote else None
+
+
 def _name_starts(c: str) -> bool:
     return c.isascii() and (c.isalpha() or c == "_")
 

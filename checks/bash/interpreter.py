@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Mapping, NamedTuple
 
-from .builtins import UNKNOWN, decided, pure_output, test
+from .builtins import UNKNOWN, decided, lone_command, pure_output, test
 from .commands import launch_at, may_become_launch, may_launch, may_run, run_at
 from .reading import statements
 from .record import record
@@ -43,9 +43,19 @@ def reads_first_field(watch: Callable[[list[str | None]], bool]) -> Callable[[li
     return watch
 
 
+def reads_call_names(watch: Callable[[list[str | None]], bool]) -> Callable[[list[str | None]], bool]:
+    """Declare that the caller reads of the calls `watch` selects their first word and line only: a trace then
+    records each with its first word alone (`Interpreter._call`)."""
+    watch.call_names_only = True  # type: ignore[attr-defined]
+    return watch
+
+
 def _substitutes(parts: tuple[Part, ...]) -> bool:
     """Whether a word holds a command substitution (also inside `${X:-$(...)}`): expanding it may run code."""
-    return any(p.kind == "cmd" or p.arg and _substitutes(p.arg) for p in parts)
+    for p in parts:
+        if p.kind == "cmd" or p.arg and _substitutes(p.arg):
+            return True
+    return False
 
 
 @lru_cache(maxsize=1024)
@@ -64,6 +74,20 @@ def _literal(word: Word) -> str | None:
     if not all(p.kind == "lit" for p in parts):
         return None
     return "".join(p.text for p in parts) or None
+
+
+def _declared(node: Simple, command: str) -> tuple[bool, tuple]:
+    """What `declare` reads of a declaration's words after the first, which its runs do not change: whether it
+    exports, and each word as (its `assignment` or None, the name it sets or marks, whether that is a name,
+    its line)."""
+    export = command == "export" or any(
+        w.unquoted_literal and _EXPORT_FLAG.fullmatch(w.unquoted_literal) for w in node.words[1:])
+    words = []
+    for w in node.words[1:]:
+        found = assignment(w)
+        name = found[0] if found is not None else w.unquoted_literal or ""
+        words.append((found, name, is_name(name), w.line))
+    return export, tuple(words)
 
 
 def may_launch_untraced(nodes: tuple) -> bool:
@@ -102,6 +126,23 @@ class Binding(NamedTuple):
 
     alts: tuple  # each: str | None (unknown) | tuple[Token, ...] (array) | UNSET
     line: int
+
+
+class _Plan:
+    """What `simple` reads of a simple command alone: worked out once per statement for every run of a Script
+    (`Interpreter.shared`)."""
+
+    __slots__ = ("node", "command", "by_name", "declared", "substitutes")
+
+    def __init__(self, node: Simple):
+        parts = node.words[0].parts
+        command = parts[0].text if len(parts) == 1 and parts[0].kind == "lit" and parts[0].text.strip(UNKNOWN) \
+            else None
+        self.node = node
+        self.command = command  # its first word when that is literal text (a name), else None
+        self.by_name = _by_name(command)
+        self.declared = _declared(node, command) if command in DECLARATIONS else None  # what `declare` reads
+        self.substitutes: bool | None = None  # a word after the first holds a `$(...)`; None: not asked yet
 
 
 @dataclass
@@ -159,10 +200,12 @@ def merge(a: State, b: State, known: Given | Mapping[str, str]) -> State:
         return a
     ours, theirs = a.vars, b.vars
     out = dict(ours)  # most variables are the same binding on both sides: kept, in the order they came
+    get = ours.get
+    differ = [n for n, y in theirs.items() if get(n) is not y]  # (in their order: new names come in it)
     only_ours = ours.keys() - theirs.keys()
-    for name in [n for n in ours if n in only_ours] + list(theirs) if only_ours else theirs:
+    for name in [n for n in ours if n in only_ours] + differ if only_ours else differ:
         x, y = ours.get(name), theirs.get(name)
-        if x is y or x == y:
+        if x == y:
             continue
         before = (known[name],) if name in known else (None,)
         alts = (x.alts if x else before) + (y.alts if y else before)
@@ -171,6 +214,9 @@ def merge(a: State, b: State, known: Given | Mapping[str, str]) -> State:
 
 
 def exported_token(binding: Binding) -> Token:
+    alts = binding.alts
+    if len(alts) == 1 and (type(alts[0]) is str or alts[0] is None):  # most variables: one text
+        return Token(alts, binding.line)
     return Token(tuple(a if isinstance(a, str) or a is None else "" for a in binding.alts), binding.line)
 
 
@@ -189,11 +235,11 @@ class Call:
     """A command the interpreter reached that the caller watches for (`Script.trace(watch=...)`).
 
     `words` holds every word as written, each with its candidate texts (a word is not split into
-    fields: `$FLAGS` is one word whose candidates are the values FLAGS may have there).
+    fields: `$FLAGS` is one word whose candidates are the values FLAGS may have there); the first only for a
+    watch whose caller reads the names (`reads_call_names`).
     """
 
     words: tuple[tuple[str | None, ...], ...]
-    env: tuple[tuple[str, Token], ...]
     line: int
 
 
@@ -228,7 +274,7 @@ class Interpreter(Evaluator):
 
     def __init__(self, known: Mapping[str, str], watch: Callable[[list[str | None]], bool] | None = None,
                  exists: Callable[[str], bool | None] | None = None, defaults: bool = False,
-                 shared: dict[int, tuple] | None = None):
+                 shared: dict[int, _Plan] | None = None):
         self.known = Given(known)
         self.shared = {} if shared is None else shared  # what is read of a statement alone, by id (`Script`'s runs share it)
         self.exists = exists
@@ -243,6 +289,7 @@ class Interpreter(Evaluator):
         self.tracing = watch is not None  # also follow `eval`, `bash -c` and `$(...)`; record calls and runs
         self.watch = watch
         self.first_field_watch = getattr(watch, "first_field_only", False)
+        self.call_names_only = getattr(watch, "call_names_only", False)
         self.calls: list[Call] = []
         self.runs: list[Run] = []
         self.nested_code = 0  # depth of strings run as code
@@ -285,12 +332,27 @@ class Interpreter(Evaluator):
         b)`)."""
         if not self.tracing:
             return (None,)
+        if state.alive and self.nested_code < 4 and self.first_field_watch and self._runs_quietly(lone_command(text)):
+            self.steps += 1  # what running the body comes to, without parsing it: `node` runs its one command,
+            if self.steps > _MAX_STEPS:  # which `simple` leaves to `_other`, which makes the output unknown
+                return ("",)
+            self.current = 1
+            return (None,)
         inner = state.copy()
         inner.vars[_OUT] = Binding(("",), 0)
         after = self.subshell(inner, text, self.current, inline=True)
         if after.vars.get(_IMPURE) is not None or _OUT not in after.vars:
             return (None,)
         return tuple(a.rstrip("\n") if isinstance(a, str) else None for a in after.vars[_OUT].alts)
+
+    def _runs_quietly(self, command: str | None) -> bool:
+        """Whether a body of one command named `command`, with no `$(...)` in its words (`lone_command`), does
+        nothing when run inside `$(...)` by a trace whose watch reads the first field only, but make the output
+        unknown: `reads_no_fields` leaves it to `_other`, and the watch does not select it."""
+        if command is None:
+            return False
+        declares, plain, quiet, prints = _by_name(command)
+        return plain and quiet and not prints and command not in self.funcs and not self.watch([command])
 
     def _print(self, state: State, fields: list[Token]) -> None:
         """Inside `$(...)`: what an `echo` / `printf` adds to the substitution's output."""
@@ -411,17 +473,24 @@ class Interpreter(Evaluator):
             for name, append, scalar, array in node.assigns:
                 self.assign(state, name, append, scalar, array, node.line)
             return True, state
-        parts = node.words[0].parts
-        if len(parts) == 1 and parts[0].kind == "lit" and parts[0].text.strip(UNKNOWN):  # most commands: a name
-            command = parts[0].text
-            if command not in DECLARATIONS and self.reads_no_fields(command, node, state):
-                return self._other(node, state, command)
-        split = node.words[0].unquoted_literal != "[["
-        fields: list[Token] = self.expand(state, node.words[0], split=split)
-        if not (fields and self.reads_no_fields(fields[0].first, node, state)):
+        first = node.words[0]
+        plan = self._plan(node)
+        command = plan.command
+        if command is not None:  # most commands: a name
+            if self.reads_no_fields(command, node, state, plan):
+                return (True, self.declare(node, state, command, plan)) if plan.declared is not None else \
+                    self._other(node, state, command)
+            split = command != "[[" or first.parts[0].quoted
+            fields: list[Token] = [Token((command,), first.line)]  # (what `expand` makes of the word)
             for w in node.words[1:]:
                 fields.extend(self.expand(state, w, split=split))
-        values = [t.first for t in fields]
+        else:
+            split = first.unquoted_literal != "[["
+            fields = self.expand(state, first, split=split)
+            if not (fields and self.reads_no_fields(fields[0].first, node, state)):
+                for w in node.words[1:]:
+                    fields.extend(self.expand(state, w, split=split))
+        values = [t.values[0] if t.values else None for t in fields]  # (each `first`)
         command = values[0] if values else None
         if command in DECLARATIONS:
             return True, self.declare(node, state, command)
@@ -497,7 +566,7 @@ class Interpreter(Evaluator):
             self.calls.append(self._call(node, state))
         return None, state
 
-    def reads_no_fields(self, command: str | None, node: Simple, state: State) -> bool:
+    def reads_no_fields(self, command: str | None, node: Simple, state: State, plan: _Plan | None = None) -> bool:
         """Whether `simple` needs no field of a command beyond its first (`command`), so its other words are
         left unexpanded (the runner's variables they would ask about are not asked, so `Given` still records
         what the run depends on): for a declaration (`declare` reads its words itself) and for any command
@@ -505,21 +574,24 @@ class Interpreter(Evaluator):
         only). When tracing, also only if expanding has no effect (no word holds a `$(...)`, which is run) and,
         but for a declaration, the watch reads the first field only (`reads_first_field`) and the command is
         none that tracing reads: no script run (`run_at`), `eval`, `cd`, or inside `$(...)` `echo`/`printf`."""
-        declares, plain, quiet, prints = _by_name(command)
+        plan = plan or self._plan(node)  # (`plan`: the node's, when the caller has it)
+        declares, plain, quiet, prints = plan.by_name if command == plan.command else _by_name(command)
         if not (declares or plain and command not in self.funcs):
             return False
         if not self.tracing:
             return True
-        if self._substitutes(node):
+        if plan.substitutes is None:
+            plan.substitutes = any(_substitutes(w.parts) for w in node.words[1:])
+        if plan.substitutes:
             return False
         return declares or (self.first_field_watch and quiet and not (prints and _OUT in state.vars))
 
-    def _substitutes(self, node: Simple) -> bool:
-        """Whether a word of `node` after its first holds a `$(...)`, read once per statement (`shared`)."""
+    def _plan(self, node: Simple) -> _Plan:
+        """What `simple` reads of `node` alone, read once per statement (`shared`)."""
         found = self.shared.get(id(node))
-        if found is None or found[0] is not node:
-            found = self.shared[id(node)] = (node, any(_substitutes(w.parts) for w in node.words[1:]))
-        return found[1]
+        if found is None or found.node is not node:
+            found = self.shared[id(node)] = _Plan(node)
+        return found
 
     def _cd(self, state: State, target: Token, line: int) -> None:
         """`cd DIR`: PWD becomes DIR (joined to the PWD before when DIR is relative)."""
@@ -536,8 +608,18 @@ class Interpreter(Evaluator):
         state.vars["PWD"] = Binding(dedupe(alts), line)
 
     def _call(self, node: Simple, state: State) -> Call:
-        words = tuple(tuple(dedupe(self.words(state, w.parts))) for w in node.words)
-        return Call(words, tuple(sorted(self._env(node, state, [], 0).items())), self.at or node.line)
+        """The call `node` makes: each word's candidate texts (the first only, for a watch whose calls are read
+        for their names: `reads_call_names`). Of the words left and the command's own assignments, only those
+        holding a `$(...)` are worked out, in order, for what running it records (the others record nothing)."""
+        read = node.words[:1] if self.call_names_only else node.words
+        words = tuple(tuple(dedupe(self.words(state, w.parts))) for w in read)
+        for w in node.words[len(read):]:
+            if _substitutes(w.parts):
+                self.words(state, w.parts)
+        for _name, _append, scalar, _array in node.assigns:
+            if scalar is not None and _substitutes(scalar.parts):
+                self._scalar(state, scalar)
+        return Call(words, self.at or node.line)
 
     def _launch(self, node: Simple, state: State, fields: list[Token], engine: str, start: int,
                 after: int) -> Launch:
@@ -559,22 +641,18 @@ class Interpreter(Evaluator):
                 env[m.group(1)] = Token((t.first[len(m.group(0)):],), t.line)
         return env
 
-    def declare(self, node: Simple, state: State, command: str) -> State:
+    def declare(self, node: Simple, state: State, command: str, plan: _Plan | None = None) -> State:
         """`export` / `declare` / `local` / `readonly`: assignments, and marks for export."""
-        export = command == "export" or any(
-            w.unquoted_literal and _EXPORT_FLAG.fullmatch(w.unquoted_literal) for w in node.words[1:])
+        plan = plan or self._plan(node)
+        export, words = plan.declared if command == plan.command else _declared(node, command)
         for name, append, scalar, array in node.assigns:
             self.assign(state, name, append, scalar, array, node.line)
             if export:
                 state.exported.add(name)
-        for w in node.words[1:]:
-            found = assignment(w)
+        for found, name, exportable, line in words:
             if found is not None:
-                name, append, value = found
-                self.assign(state, name, append, value, None, w.line)
-            else:
-                name = w.unquoted_literal or ""
-            if export and is_name(name):
+                self.assign(state, name, found[1], found[2], None, line)
+            if export and exportable:
                 state.exported.add(name)
         return state
 

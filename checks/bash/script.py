@@ -162,7 +162,7 @@ class Script:
             read_lines(self.raw, True) if embedded else read_whole(self.raw))
         self.statements = self._read.statements
         self._runs: dict[tuple, list[tuple[Given, dict[str, bool | None], object]]] = {}
-        self._shared: dict[int, tuple] = {}  # what the interpreter reads of a statement alone, for every run
+        self._shared: dict = {}  # what the interpreter reads of a statement alone, for every run (`_Plan`s)
 
     # --- as a program ---
     def launches(self, env: Mapping[str, str] | None = None) -> tuple[Launch, ...]:

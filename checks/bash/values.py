@@ -154,7 +154,14 @@ class Evaluator:
             return [None if text and not text.strip(UNKNOWN) else text]
         if not parts:  # (`${X:-}`): no field, the empty string
             return [""]
-        tokens = self.expand(env, Word(parts, 0), split=False, hole=hole)
+        if len(parts) == 1 and parts[0].kind == "param" and hole is mark:  # `$X`, `${X:-d}`: as `expand` reads it
+            values = self.param(env, parts[0], hole)
+            if values and all(type(v) is str or v is None for v in values):
+                found = [None if v is None or v and not v.strip(UNKNOWN) else v for v in values]
+                return found if len(found) == 1 else list(dedupe(found))
+            tokens = self._expand_parts(env, Word(parts, 0), False, hole, values)
+        else:
+            tokens = self.expand(env, Word(parts, 0), split=False, hole=hole)
         if len(tokens) == 1:
             return list(tokens[0].values)
         if not tokens:
@@ -211,11 +218,15 @@ class Evaluator:
         """`expand`, part by part (`first`: the candidates of the first part, when already worked out)."""
         per_part: list[tuple] = []
         single = True  # every part has one candidate: the word has one expansion
+        lits: list[Part] = []  # literal parts not yet added: a run of them is one piece of text (`\"` is a part)
         for p in word.parts:
             kind = p.kind
             if kind == "lit":
-                per_part.append((("lit", p.text, p.quoted, p),))
+                lits.append(p)
                 continue
+            if lits:
+                per_part.append(_literal_run(lits))
+                lits = []
             if first is not None:
                 values, first = first, None
             elif kind == "param":
@@ -225,8 +236,13 @@ class Evaluator:
                 continue
             else:  # command substitution: its output when it is a pure builtin, else unknown
                 values = self.substitute(env, p.text)
+            if len(values) == 1:  # most parts
+                per_part.append((("val", values[0], p.quoted, p),))
+                continue
             per_part.append(tuple(("val", v, p.quoted, p) for v in values))
-            single = single and len(values) == 1
+            single = False
+        if lits:
+            per_part.append(_literal_run(lits))
         if single:
             return _fields([c[0] for c in per_part], word.line, split, hole)
         # The first MAX_ALTS candidates in order, built once each: extending every partial candidate part by
@@ -241,6 +257,13 @@ class Evaluator:
         for r in results:  # candidates of different shapes: every field of every candidate
             merged.extend(t for t in r if t not in merged)
         return merged
+
+
+def _literal_run(lits: list[Part]) -> tuple:
+    """The one candidate of consecutive literal parts, as `_fields` reads it: their text, quoted if any is."""
+    if len(lits) == 1:
+        return (("lit", lits[0].text, lits[0].quoted, lits[0]),)
+    return (("lit", "".join(p.text for p in lits), any(p.quoted for p in lits), lits[0]),)
 
 
 def _fields(combo: list, line: int, split: bool, hole: Hole) -> list[Token]:
