@@ -102,6 +102,8 @@ class Changelog:
         self.path = path
         self.text = text
         self._built: dict[int, Entry] = {}
+        self._mark = (0, 0)  # (offset in "\n" + text, how many "\n" precede it): lines are counted from there
+        self._twin: tuple[Changelog, int] | None = None  # another text, and how many first characters it shares
 
     @cached_property
     def _padded(self) -> str:
@@ -122,9 +124,39 @@ class Changelog:
             start = starts[n]
             end = starts[n + 1] if n + 1 < len(starts) else len(text)
             body = text[start:end].rstrip()
-            line = text.count("\n", 0, start) if line is None else line
+            line = self._line_at(start) if line is None else line
             self._built[n] = Entry(n, line, line + body.count("\n"), body + "\n")
         return self._built[n]
+
+    def _line_at(self, offset: int) -> int:
+        """The 1-based line at `offset` of "\n" + text, counted from the offset last asked about (a diff asks
+        about a few entries side by side, ~6,000 lines into the file)."""
+        text, (at, line) = self._padded, self._mark
+        if self._twin is not None and self._twin[0]._mark[0] <= self._twin[1]:
+            there, its = self._twin[0]._mark  # in the shared start, a line is the same in both texts
+            if abs(offset - there) < abs(offset - at):
+                at, line = there, its
+        line = line + text.count("\n", at, offset) if offset >= at else line - text.count("\n", offset, at)
+        self._mark = (offset, line)
+        return line
+
+    def share(self, other: "Changelog", prefix: int, suffix: int) -> None:
+        """Take what `other` knows where the two texts agree: the first `prefix` and last `suffix` characters
+        of their "\n" + text (not overlapping). Where an item starts is decided by the newline before its `-`
+        and the character after it, so the starts of `other` whose three characters are all in the shared
+        start or end are this text's too (shifted at the end), and only the middle is scanned; the line of
+        an offset in the shared start is the same in both."""
+        if "starts" not in self.__dict__:
+            a, b = other._padded, self._padded
+            shift, tail = len(b) - len(a), len(b) - suffix
+            ours = other.starts[:bisect.bisect_left(other.starts, prefix - 1)]
+            for m in _ITEM.finditer(b, max(0, prefix - 2)):
+                if m.start() >= tail:
+                    break
+                ours.append(m.start() + 1)
+            ours += [p + shift for p in other.starts[bisect.bisect_left(other.starts, len(a) - suffix + 1):]]
+            self.__dict__["starts"] = ours
+        self._twin = (other, prefix)
 
     @cached_property
     def entries(self) -> tuple[Entry, ...]:
@@ -168,8 +200,8 @@ class ChangelogDiff:
 
 def diff(base: Changelog, head: Changelog) -> ChangelogDiff:
     """Align the entries of `base` and `head` by text (a diff over entries, not lines)."""
-    nb, nh = len(base), len(head)
     same_first, same_last = _same_ends(base, head)
+    nb, nh = len(base), len(head)
     lo = min(same_first, nb, nh)  # the common head and tail are kept as they are; only the middle is aligned
     while lo < nb and lo < nh and base.entry(lo).key == head.entry(lo).key:
         lo += 1
@@ -204,6 +236,7 @@ def _same_ends(base: Changelog, head: Changelog) -> tuple[int, int]:
     la, lb = len(a), len(b)
     prefix = _common(min(la, lb), lambda k, m: a[k:m] == b[k:m])
     suffix = _common(min(la, lb), lambda k, m: a[la - m:la - k] == b[lb - m:lb - k])
+    head.share(base, prefix, min(suffix, min(la, lb) - prefix))
     starts = base.starts
     first = max(0, bisect.bisect_left(starts, prefix - 1) - 1)  # entries followed by a start both files have
     last = len(starts) - bisect.bisect_left(starts, la - suffix + 1)  # entries whose newline is shared
