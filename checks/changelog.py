@@ -233,14 +233,21 @@ def _same_ends(base: Changelog, head: Changelog) -> tuple[int, int]:
     longest common prefix and suffix of the texts (an entry starts where a line starts with `- `, which the
     line and the two characters after its newline decide)."""
     a, b = base._padded, head._padded
-    la, lb = len(a), len(b)
-    prefix = _common(min(la, lb), lambda k, m: a[k:m] == b[k:m])
-    suffix = _common(min(la, lb), lambda k, m: a[la - m:la - k] == b[lb - m:lb - k])
-    head.share(base, prefix, min(suffix, min(la, lb) - prefix))
+    la = len(a)
+    prefix, suffix = shared_ends(a, b)
+    head.share(base, prefix, suffix)
     starts = base.starts
     first = max(0, bisect.bisect_left(starts, prefix - 1) - 1)  # entries followed by a start both files have
     last = len(starts) - bisect.bisect_left(starts, la - suffix + 1)  # entries whose newline is shared
     return first, last
+
+
+def shared_ends(a: str, b: str) -> tuple[int, int]:
+    """How many first and how many last characters `a` and `b` share, the two not overlapping in either."""
+    n = min(len(a), len(b))
+    prefix = _common(n, lambda k, m: a[k:m] == b[k:m])
+    suffix = _common(n - prefix, lambda k, m: a[len(a) - m:len(a) - k] == b[len(b) - m:len(b) - k])
+    return prefix, suffix
 
 
 _CHUNK = 4096  # characters compared at a time: a slice of a long non-ASCII text costs as much as the text

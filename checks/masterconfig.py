@@ -3,19 +3,22 @@
 These files run to 12,000 lines; parsing all of them at base and head would
 cost more than the whole verdict may. They are split textually into one block
 per top-level key (a key starts at column 0), and only the blocks a check asks
-for are parsed, with line numbers offset to the file. The block split assumes
-what InferenceX's files are: a flat top-level mapping without anchors shared
-across entries; a block that does not parse on its own is reported with its
-line like any malformed YAML.
+for are parsed, with line numbers offset to the file. The file at head is split
+only where it differs from base: elsewhere it has the same blocks. The block
+split assumes what InferenceX's files are: a flat top-level mapping without
+anchors shared across entries; a block that does not parse on its own is
+reported with its line like any malformed YAML.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterator, NamedTuple
 
+from .changelog import shared_ends
 from .snapshot import Snapshot
 from .yamlload import LineDict, YamlProblem, load
 
@@ -35,6 +38,22 @@ def _other_breaks(text: str) -> bool:
     return any(c in text for c in _OTHER_BREAKS)
 
 
+def _scan(text: str, pos: int, counted: int, line: int, stop: int | None) -> list[tuple[int, int, str]]:
+    """(offset of the line in the file, its 0-based number, key) of the key lines whose newline is in `text`
+    ("\n" + the file) from `pos` (a newline) up to `stop`; `line` is the number of the line whose newline is
+    at `counted`."""
+    starts: list[tuple[int, int, str]] = []
+    for found in _KEY_LINE.finditer(text, pos):
+        if stop is not None and found.start() >= stop:
+            break
+        m = _TOP_KEY.match(found.group()[1:])
+        if m:
+            line += text.count("\n", counted + 1, found.start() + 1)
+            counted = found.start()
+            starts.append((found.start(), line, m.group(m.lastindex).strip()))  # the one alternative that matched
+    return starts
+
+
 class Block(NamedTuple):  # a tuple: one is made per entry of a 12,000-line file, at base and at head
     key: str
     line: int  # 1-based line of the key
@@ -42,11 +61,13 @@ class Block(NamedTuple):  # a tuple: one is made per entry of a 12,000-line file
 
 
 class MasterConfig:
-    """One master-config file at one commit."""
+    """One master-config file at one commit; `twin`, the same file at the other commit, whose split this one
+    takes where the two texts agree (a PR changes a few of its entries)."""
 
-    def __init__(self, path: str, text: str):
+    def __init__(self, path: str, text: str, twin: MasterConfig | None = None):
         self.path = path
         self.text = text
+        self._twin = twin
         self._parsed: dict[str, LineDict] = {}
         self._fields: dict[str, dict[str, str]] = {}
 
@@ -54,20 +75,45 @@ class MasterConfig:
     def blocks(self) -> dict[str, Block]:
         if _other_breaks(self.text):
             return self._blocks_by_line()
-        text = "\n" + self.text  # every line starts after a "\n"; offsets in it are one past the file's
-        starts: list[tuple[int, int, str]] = []  # (offset of the line in the file, its 0-based number, key)
-        line, counted = 0, 0
-        for found in _KEY_LINE.finditer(text):
-            m = _TOP_KEY.match(found.group()[1:])
-            if m:
-                line += text.count("\n", counted + 1, found.start() + 1)
-                counted = found.start()
-                starts.append((found.start(), line, m.group(m.lastindex).strip()))  # the one alternative that matched
         blocks: dict[str, Block] = {}
-        for n, (offset, i, key) in enumerate(starts):
-            end = starts[n + 1][0] if n + 1 < len(starts) else len(self.text)
-            blocks.setdefault(key, Block(key, i + 1, self.text[offset:end]))
+        for (_offset, i, key), text in zip(*self._split):
+            blocks.setdefault(key, Block(key, i + 1, text))
         return blocks
+
+    @cached_property
+    def _split(self) -> tuple[list[tuple[int, int, str]], list[str]]:
+        """(offset of the line in the file, its 0-based number, key) of every top-level key line, and the text
+        from each to the next, when "\n" is the only line break."""
+        twin = self._twin
+        if twin is not None and not _other_breaks(twin.text):
+            return self._shared_split(twin)
+        starts = _scan("\n" + self.text, 0, 0, 0, None)
+        return starts, self._texts(starts, 0, len(starts))
+
+    def _texts(self, starts: list[tuple[int, int, str]], begin: int, end: int) -> list[str]:
+        """The texts of the blocks `begin` to `end` of `starts` (each up to the next start)."""
+        cuts = [offset for offset, _i, _key in starts[begin:end + 1]] + [len(self.text)] * (end + 1 > len(starts))
+        return [self.text[cuts[n]:cuts[n + 1]] for n in range(end - begin)]
+
+    def _shared_split(self, twin: MasterConfig) -> tuple[list[tuple[int, int, str]], list[str]]:
+        """`twin`'s key lines and block texts where the texts agree, this text scanned only between. A key
+        line is read from its newline to the next one, so a line that ends before the last newline of the
+        shared start is the same in both, as is a line whose newline is in the shared end (shifted by what
+        the middle adds); so is the text of a block between two such lines, or after the last."""
+        a, b = "\n" + twin.text, "\n" + self.text
+        prefix, suffix = shared_ends(a, b)
+        cut = a.rfind("\n", 0, prefix)
+        theirs, their_texts = twin._split
+        first = bisect.bisect_left(theirs, (cut,))
+        last = bisect.bisect_left(theirs, (len(a) - suffix,))
+        offset, line = theirs[first - 1][:2] if first else (0, 0)
+        middle = _scan(b, cut, offset, line, len(b) - suffix)
+        shift = len(b) - len(a)
+        lines = b.count("\n", cut, len(b) - suffix) - a.count("\n", cut, len(a) - suffix)
+        starts = theirs[:first] + middle + [(o + shift, i + lines, key) for o, i, key in theirs[last:]]
+        kept = max(first - 1, 0)  # the last block of the shared start runs into the middle
+        texts = their_texts[:kept] + self._texts(starts, kept, first + len(middle)) + their_texts[last:]
+        return starts, texts
 
     def _blocks_by_line(self) -> dict[str, Block]:
         lines = self.text.splitlines(keepends=True)
@@ -138,11 +184,12 @@ class EntryChange:
 
 def configs(snap: Snapshot, at: str, known: dict[str, MasterConfig] | None = None) -> dict[str, MasterConfig]:
     """Every master config at "base" or "head", by path; a file whose text is that of its config in `known` (the
-    other side's, for a file the PR leaves alone) is that config, so it is split and read once."""
+    other side's, for a file the PR leaves alone) is that config, so it is split and read once, and a file that
+    differs is split where it differs only."""
     source = snap.master_base if at == "base" else snap.master_head
     known = known or {}
-    return {path: known[path] if path in known and known[path].text == text else MasterConfig(path, text)
-            for path, text in source.items()}
+    return {path: known[path] if path in known and known[path].text == text else
+            MasterConfig(path, text, known.get(path)) for path, text in source.items()}
 
 
 def changed_entries(base_cfgs: dict[str, MasterConfig], head_cfgs: dict[str, MasterConfig]) -> list[EntryChange]:
@@ -162,8 +209,8 @@ def changed_entries(base_cfgs: dict[str, MasterConfig], head_cfgs: dict[str, Mas
         head_blocks = head.blocks if head else {}
         for key in _ordered_keys(base_blocks, head_blocks):
             b, h = base_blocks.get(key), head_blocks.get(key)
-            if b is not None and h is not None and b.text.rstrip() == h.text.rstrip():
-                continue
+            if b is not None and h is not None and (b.text is h.text or b.text.rstrip() == h.text.rstrip()):
+                continue  # (a head split where it differs from base has the base's texts elsewhere)
             line = h.line if h else b.line
             try:
                 head_entry = head.entry(key) if h else None
