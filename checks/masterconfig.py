@@ -25,10 +25,11 @@ from .yamlload import LineDict, YamlProblem, load
 _TOP_KEY = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-][^:#]*?))\s*:(?:\s|$)""")
 _FIELD = re.compile(r"""^  ([A-Za-z][\w.-]*)\s*:\s*(.*?)\s*$""")
 _COMMENT = re.compile(r"\s+#.*$")
-# Lines that may hold a top-level key, and field lines (`_FIELD` after their "\n", the value not yet stripped of
-# blanks: the caller strips it), found by one scan of the text when "\n" is its only line break; else every
-# line is read, as `str.splitlines` cuts them.
+# Lines that may hold a top-level key (the first, or one after a "\n"), and field lines (`_FIELD` after their
+# "\n", the value not yet stripped of blanks: the caller strips it), found by one scan of the text when "\n" is
+# its only line break; else every line is read, as `str.splitlines` cuts them.
 _KEY_LINE = re.compile(r"\n[^ \t#\n\r-][^\n]*")
+_FIRST_KEY_LINE = re.compile(r"[^ \t#\n\r-][^\n]*")
 _FIELD_LINE = re.compile(r"\n  ([A-Za-z][\w.-]*)[^\S\n]*:[^\S\n]*([^\n]*)")
 _OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
@@ -38,20 +39,28 @@ def _other_breaks(text: str) -> bool:
     return any(c in text for c in _OTHER_BREAKS)
 
 
-def _scan(text: str, pos: int, counted: int, line: int, stop: int | None) -> list[tuple[int, int, str]]:
-    """(offset of the line in the file, its 0-based number, key) of the key lines whose newline is in `text`
-    ("\n" + the file) from `pos` (a newline) up to `stop`; `line` is the number of the line whose newline is
-    at `counted`."""
+def _scan(text: str, offset: int, counted: int, line: int, stop: int | None) -> list[tuple[int, int, str]]:
+    """(offset of the line, its 0-based number, key) of the key lines of `text` from the line at `offset` (0, or
+    just after a "\n") to the one at `stop`; `line` is the number of the line at offset `counted`."""
     starts: list[tuple[int, int, str]] = []
-    for found in _KEY_LINE.finditer(text, pos):
-        if stop is not None and found.start() >= stop:
+    for begin, candidate in _key_lines(text, offset):
+        if stop is not None and begin >= stop:
             break
-        m = _TOP_KEY.match(found.group()[1:])
+        m = _TOP_KEY.match(candidate)
         if m:
-            line += text.count("\n", counted + 1, found.start() + 1)
-            counted = found.start()
-            starts.append((found.start(), line, m.group(m.lastindex).strip()))  # the one alternative that matched
+            line += text.count("\n", counted, begin)
+            counted = begin
+            starts.append((begin, line, m.group(m.lastindex).strip()))  # the one alternative that matched
     return starts
+
+
+def _key_lines(text: str, offset: int) -> Iterator[tuple[int, str]]:
+    """(offset, text) of each line of `text` from the line at `offset` on that may hold a top-level key."""
+    first = _FIRST_KEY_LINE.match(text) if offset == 0 else None
+    if first is not None:
+        yield 0, first.group()
+    for found in _KEY_LINE.finditer(text, offset - 1 if offset else 0):
+        yield found.start() + 1, found.group()[1:]
 
 
 class Block(NamedTuple):  # a tuple: one is made per entry of a 12,000-line file, at base and at head
@@ -73,7 +82,7 @@ class MasterConfig:
 
     @cached_property
     def blocks(self) -> dict[str, Block]:
-        if _other_breaks(self.text):
+        if self._other_breaks:
             return self._blocks_by_line()
         blocks: dict[str, Block] = {}
         for (_offset, i, key), text in zip(*self._split):
@@ -81,13 +90,18 @@ class MasterConfig:
         return blocks
 
     @cached_property
+    def _other_breaks(self) -> bool:
+        """Whether the file breaks lines otherwise than with "\n" (then so may its blocks)."""
+        return _other_breaks(self.text)
+
+    @cached_property
     def _split(self) -> tuple[list[tuple[int, int, str]], list[str]]:
         """(offset of the line in the file, its 0-based number, key) of every top-level key line, and the text
         from each to the next, when "\n" is the only line break."""
         twin = self._twin
-        if twin is not None and not _other_breaks(twin.text):
+        if twin is not None and not twin._other_breaks:
             return self._shared_split(twin)
-        starts = _scan("\n" + self.text, 0, 0, 0, None)
+        starts = _scan(self.text, 0, 0, 0, None)
         return starts, self._texts(starts, 0, len(starts))
 
     def _texts(self, starts: list[tuple[int, int, str]], begin: int, end: int) -> list[str]:
@@ -100,16 +114,16 @@ class MasterConfig:
         line is read from its newline to the next one, so a line that ends before the last newline of the
         shared start is the same in both, as is a line whose newline is in the shared end (shifted by what
         the middle adds); so is the text of a block between two such lines, or after the last."""
-        a, b = "\n" + twin.text, "\n" + self.text
+        a, b = twin.text, self.text
         prefix, suffix = shared_ends(a, b)
-        cut = a.rfind("\n", 0, prefix)
+        cut = a.rfind("\n", 0, prefix) + 1  # the line after the last newline of the shared start
         theirs, their_texts = twin._split
         first = bisect.bisect_left(theirs, (cut,))
-        last = bisect.bisect_left(theirs, (len(a) - suffix,))
+        last = bisect.bisect_left(theirs, (len(a) + 1 - suffix,))  # lines whose newline is in the shared end
         offset, line = theirs[first - 1][:2] if first else (0, 0)
-        middle = _scan(b, cut, offset, line, len(b) - suffix)
+        middle = _scan(b, cut, offset, line, len(b) + 1 - suffix)
         shift = len(b) - len(a)
-        lines = b.count("\n", cut, len(b) - suffix) - a.count("\n", cut, len(a) - suffix)
+        lines = b.count("\n", max(cut - 1, 0), len(b) - suffix) - a.count("\n", max(cut - 1, 0), len(a) - suffix)
         starts = theirs[:first] + middle + [(o + shift, i + lines, key) for o, i, key in theirs[last:]]
         kept = max(first - 1, 0)  # the last block of the shared start runs into the middle
         texts = their_texts[:kept] + self._texts(starts, kept, first + len(middle)) + their_texts[last:]
@@ -160,8 +174,10 @@ class MasterConfig:
         if block is None:
             return out
         text = block.text
-        found = [m.groups() for m in map(_FIELD.match, text.splitlines()[1:]) if m] if _other_breaks(text) else \
-            _FIELD_LINE.findall(text)
+        if self._other_breaks and _other_breaks(text):  # (a block of a file that has none has none)
+            found = [m.groups() for m in map(_FIELD.match, text.splitlines()[1:]) if m]
+        else:
+            found = _FIELD_LINE.findall(text)
         for name, value in found:
             if name not in out:
                 out[name] = (_COMMENT.sub("", value) if "#" in value else value).strip().strip("'\"")
