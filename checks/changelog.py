@@ -35,8 +35,10 @@ from typing import Callable, Iterable
 
 from .yamlload import LineDict, LineList, YamlProblem, load
 
-# Matched in the text with a newline prepended, so that every line starts after "\n".
+# An item's `-`, at the start of the text or after a "\n" (its "\n" matched).
+_FIRST_ITEM = re.compile(r"-(?=[ \t\r\n]|\Z)")
 _ITEM = re.compile(r"\n-(?=[ \t\r\n]|\Z)")
+# Matched in the text with a newline prepended, so that every line starts after "\n".
 # Before the first entry: only comments, blank lines and document markers.
 _BAD_PREAMBLE = re.compile(r"\n(?![#\s]|\Z|---[ \t\r]*(?:\n|\Z)|\.\.\.[ \t\r]*(?:\n|\Z))|\n[ \t]+[^\s#]")
 # Between entries: at column 0 only another entry or a comment.
@@ -102,15 +104,14 @@ class Changelog:
         self.path = path
         self.text = text
         self._built: dict[int, Entry] = {}
-
-    @cached_property
-    def _padded(self) -> str:
-        return "\n" + self.text  # every line, the first too, starts after a newline
+        self._mark = (0, 1)  # (offset, the 1-based line there): lines are counted from there
+        self._twin: tuple[Changelog, int] | None = None  # another text, and how many first characters it shares
 
     @cached_property
     def starts(self) -> list[int]:
-        """Where each entry's `- ` is in "\n" + text (an item starts at column 0)."""
-        return [m.start() + 1 for m in _ITEM.finditer(self._padded)]
+        """Where each entry's `- ` is in the text (an item starts at column 0)."""
+        text = self.text
+        return [0] * bool(_FIRST_ITEM.match(text)) + [m.start() + 1 for m in _ITEM.finditer(text)]
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -118,18 +119,50 @@ class Changelog:
     def entry(self, n: int, line: int | None = None) -> Entry:
         """The `n`th entry (0-based); `line`, when the caller knows it, is the line of its `- `."""
         if n not in self._built:
-            text, starts = self._padded, self.starts
+            text, starts = self.text, self.starts
             start = starts[n]
             end = starts[n + 1] if n + 1 < len(starts) else len(text)
             body = text[start:end].rstrip()
-            line = text.count("\n", 0, start) if line is None else line
+            line = self._line_at(start) if line is None else line
             self._built[n] = Entry(n, line, line + body.count("\n"), body + "\n")
         return self._built[n]
 
+    def _line_at(self, offset: int) -> int:
+        """The 1-based line at `offset`, counted from the offset last asked about (a diff asks about a few
+        entries side by side, ~6,000 lines into the file)."""
+        text, (at, line) = self.text, self._mark
+        if self._twin is not None and self._twin[0]._mark[0] <= self._twin[1]:
+            there, its = self._twin[0]._mark  # in the shared start, a line is the same in both texts
+            if abs(offset - there) < abs(offset - at):
+                at, line = there, its
+        line = line + text.count("\n", at, offset) if offset >= at else line - text.count("\n", offset, at)
+        self._mark = (offset, line)
+        return line
+
+    def share(self, other: "Changelog", prefix: int, suffix: int) -> None:
+        """Take what `other` knows where the two texts agree: their first `prefix` and last `suffix` characters
+        (not overlapping). Where an item starts is decided by the newline before its `-` (or the start of the
+        text) and the character after it, so the starts of `other` whose characters are all in the shared
+        start or end are this text's too (shifted at the end), and only the middle is scanned; the line of
+        an offset in the shared start is the same in both."""
+        if "starts" not in self.__dict__:
+            b, theirs = self.text, other.starts
+            shift, tail = len(b) - len(other.text), len(b) - suffix
+            ours = theirs[:bisect.bisect_left(theirs, prefix - 1)]
+            if prefix <= 1 and _FIRST_ITEM.match(b):
+                ours.append(0)
+            for m in _ITEM.finditer(b, max(0, prefix - 2)):
+                if m.start() >= tail:
+                    break
+                ours.append(m.start() + 1)
+            ours += [p + shift for p in theirs[bisect.bisect_left(theirs, len(other.text) - suffix + 1):]]
+            self.__dict__["starts"] = ours
+        self._twin = (other, prefix)
+
     @cached_property
     def entries(self) -> tuple[Entry, ...]:
-        text, starts, out = self._padded, self.starts, []
-        line = text.count("\n", 0, starts[0]) if starts else 0
+        text, starts, out = self.text, self.starts, []
+        line = 1 + text.count("\n", 0, starts[0]) if starts else 0
         for n, start in enumerate(starts):
             out.append(self.entry(n, line))
             line += text.count("\n", start, starts[n + 1] if n + 1 < len(starts) else len(text))
@@ -138,8 +171,8 @@ class Changelog:
     @cached_property
     def problem(self) -> YamlProblem | None:
         """Why the text is not a plain block list of entries (first offending line), if it is not."""
-        text, starts = self._padded, self.starts
-        cut = starts[0] if starts else len(text)
+        text, starts = "\n" + self.text, self.starts  # every line, the first too, starts after a newline
+        cut = starts[0] + 1 if starts else len(text)
         bad = _BAD_PREAMBLE.search(text[:cut - 1] if starts else text)
         if bad is not None:
             return YamlProblem(text.count("\n", 0, bad.start() + 1), "expected a list of `- ` entries at column 0")
@@ -168,8 +201,8 @@ class ChangelogDiff:
 
 def diff(base: Changelog, head: Changelog) -> ChangelogDiff:
     """Align the entries of `base` and `head` by text (a diff over entries, not lines)."""
-    nb, nh = len(base), len(head)
     same_first, same_last = _same_ends(base, head)
+    nb, nh = len(base), len(head)
     lo = min(same_first, nb, nh)  # the common head and tail are kept as they are; only the middle is aligned
     while lo < nb and lo < nh and base.entry(lo).key == head.entry(lo).key:
         lo += 1
@@ -200,14 +233,22 @@ def _same_ends(base: Changelog, head: Changelog) -> tuple[int, int]:
     """How many entries at the start and at the end of the two files are the same text, found from the
     longest common prefix and suffix of the texts (an entry starts where a line starts with `- `, which the
     line and the two characters after its newline decide)."""
-    a, b = base._padded, head._padded
-    la, lb = len(a), len(b)
-    prefix = _common(min(la, lb), lambda k, m: a[k:m] == b[k:m])
-    suffix = _common(min(la, lb), lambda k, m: a[la - m:la - k] == b[lb - m:lb - k])
+    a, b = base.text, head.text
+    la = len(a)
+    prefix, suffix = shared_ends(a, b)
+    head.share(base, prefix, suffix)
     starts = base.starts
     first = max(0, bisect.bisect_left(starts, prefix - 1) - 1)  # entries followed by a start both files have
     last = len(starts) - bisect.bisect_left(starts, la - suffix + 1)  # entries whose newline is shared
     return first, last
+
+
+def shared_ends(a: str, b: str) -> tuple[int, int]:
+    """How many first and how many last characters `a` and `b` share, the two not overlapping in either."""
+    n = min(len(a), len(b))
+    prefix = _common(n, lambda k, m: a[k:m] == b[k:m])
+    suffix = _common(n - prefix, lambda k, m: a[len(a) - m:len(a) - k] == b[len(b) - m:len(b) - k])
+    return prefix, suffix
 
 
 _CHUNK = 4096  # characters compared at a time: a slice of a long non-ASCII text costs as much as the text

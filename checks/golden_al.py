@@ -73,7 +73,7 @@ import re
 
 from .context import Context
 from .result import CheckResult, Finding, Severity, Status
-from .runs import points
+from .runs import head_points
 from .signoff import links
 from .spec_settings import Simulation, SpecConfig
 from .specdecode import SpecUnit, entry_is_agentic, inventory, point_is_spec
@@ -279,7 +279,7 @@ def _non_agentic(ctx: Context, units: list[SpecUnit]) -> list[Finding]:
                 or _exception(ctx, change.key)):
             continue
         added = _added(ctx, change.path)
-        for point in points(entry):
+        for point in head_points(ctx, change.path, change.key, entry):
             if "agentic" in point.scenario or not point_is_spec(change.key, point):
                 continue
             for setting in point.settings:

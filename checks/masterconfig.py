@@ -3,29 +3,33 @@
 These files run to 12,000 lines; parsing all of them at base and head would
 cost more than the whole verdict may. They are split textually into one block
 per top-level key (a key starts at column 0), and only the blocks a check asks
-for are parsed, with line numbers offset to the file. The block split assumes
-what InferenceX's files are: a flat top-level mapping without anchors shared
-across entries; a block that does not parse on its own is reported with its
-line like any malformed YAML.
+for are parsed, with line numbers offset to the file. The file at head is split
+only where it differs from base: elsewhere it has the same blocks. The block
+split assumes what InferenceX's files are: a flat top-level mapping without
+anchors shared across entries; a block that does not parse on its own is
+reported with its line like any malformed YAML.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterator, NamedTuple
 
+from .changelog import shared_ends
 from .snapshot import Snapshot
 from .yamlload import LineDict, YamlProblem, load
 
 _TOP_KEY = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-][^:#]*?))\s*:(?:\s|$)""")
 _FIELD = re.compile(r"""^  ([A-Za-z][\w.-]*)\s*:\s*(.*?)\s*$""")
 _COMMENT = re.compile(r"\s+#.*$")
-# Lines that may hold a top-level key, and field lines (`_FIELD` after their "\n", the value not yet stripped of
-# blanks: the caller strips it), found by one scan of the text when "\n" is its only line break; else every
-# line is read, as `str.splitlines` cuts them.
+# Lines that may hold a top-level key (the first, or one after a "\n"), and field lines (`_FIELD` after their
+# "\n", the value not yet stripped of blanks: the caller strips it), found by one scan of the text when "\n" is
+# its only line break; else every line is read, as `str.splitlines` cuts them.
 _KEY_LINE = re.compile(r"\n[^ \t#\n\r-][^\n]*")
+_FIRST_KEY_LINE = re.compile(r"[^ \t#\n\r-][^\n]*")
 _FIELD_LINE = re.compile(r"\n  ([A-Za-z][\w.-]*)[^\S\n]*:[^\S\n]*([^\n]*)")
 _OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
@@ -35,6 +39,30 @@ def _other_breaks(text: str) -> bool:
     return any(c in text for c in _OTHER_BREAKS)
 
 
+def _scan(text: str, offset: int, counted: int, line: int, stop: int | None) -> list[tuple[int, int, str]]:
+    """(offset of the line, its 0-based number, key) of the key lines of `text` from the line at `offset` (0, or
+    just after a "\n") to the one at `stop`; `line` is the number of the line at offset `counted`."""
+    starts: list[tuple[int, int, str]] = []
+    for begin, candidate in _key_lines(text, offset):
+        if stop is not None and begin >= stop:
+            break
+        m = _TOP_KEY.match(candidate)
+        if m:
+            line += text.count("\n", counted, begin)
+            counted = begin
+            starts.append((begin, line, m.group(m.lastindex).strip()))  # the one alternative that matched
+    return starts
+
+
+def _key_lines(text: str, offset: int) -> Iterator[tuple[int, str]]:
+    """(offset, text) of each line of `text` from the line at `offset` on that may hold a top-level key."""
+    first = _FIRST_KEY_LINE.match(text) if offset == 0 else None
+    if first is not None:
+        yield 0, first.group()
+    for found in _KEY_LINE.finditer(text, offset - 1 if offset else 0):
+        yield found.start() + 1, found.group()[1:]
+
+
 class Block(NamedTuple):  # a tuple: one is made per entry of a 12,000-line file, at base and at head
     key: str
     line: int  # 1-based line of the key
@@ -42,32 +70,64 @@ class Block(NamedTuple):  # a tuple: one is made per entry of a 12,000-line file
 
 
 class MasterConfig:
-    """One master-config file at one commit."""
+    """One master-config file at one commit; `twin`, the same file at the other commit, whose split this one
+    takes where the two texts agree (a PR changes a few of its entries)."""
 
-    def __init__(self, path: str, text: str):
+    def __init__(self, path: str, text: str, twin: MasterConfig | None = None):
         self.path = path
         self.text = text
+        self._twin = twin
         self._parsed: dict[str, LineDict] = {}
         self._fields: dict[str, dict[str, str]] = {}
 
     @cached_property
     def blocks(self) -> dict[str, Block]:
-        if _other_breaks(self.text):
+        if self._other_breaks:
             return self._blocks_by_line()
-        text = "\n" + self.text  # every line starts after a "\n"; offsets in it are one past the file's
-        starts: list[tuple[int, int, str]] = []  # (offset of the line in the file, its 0-based number, key)
-        line, counted = 0, 0
-        for found in _KEY_LINE.finditer(text):
-            m = _TOP_KEY.match(found.group()[1:])
-            if m:
-                line += text.count("\n", counted + 1, found.start() + 1)
-                counted = found.start()
-                starts.append((found.start(), line, m.group(m.lastindex).strip()))  # the one alternative that matched
         blocks: dict[str, Block] = {}
-        for n, (offset, i, key) in enumerate(starts):
-            end = starts[n + 1][0] if n + 1 < len(starts) else len(self.text)
-            blocks.setdefault(key, Block(key, i + 1, self.text[offset:end]))
+        for (_offset, i, key), text in zip(*self._split):
+            blocks.setdefault(key, Block(key, i + 1, text))
         return blocks
+
+    @cached_property
+    def _other_breaks(self) -> bool:
+        """Whether the file breaks lines otherwise than with "\n" (then so may its blocks)."""
+        return _other_breaks(self.text)
+
+    @cached_property
+    def _split(self) -> tuple[list[tuple[int, int, str]], list[str]]:
+        """(offset of the line in the file, its 0-based number, key) of every top-level key line, and the text
+        from each to the next, when "\n" is the only line break."""
+        twin = self._twin
+        if twin is not None and not twin._other_breaks:
+            return self._shared_split(twin)
+        starts = _scan(self.text, 0, 0, 0, None)
+        return starts, self._texts(starts, 0, len(starts))
+
+    def _texts(self, starts: list[tuple[int, int, str]], begin: int, end: int) -> list[str]:
+        """The texts of the blocks `begin` to `end` of `starts` (each up to the next start)."""
+        cuts = [offset for offset, _i, _key in starts[begin:end + 1]] + [len(self.text)] * (end + 1 > len(starts))
+        return [self.text[cuts[n]:cuts[n + 1]] for n in range(end - begin)]
+
+    def _shared_split(self, twin: MasterConfig) -> tuple[list[tuple[int, int, str]], list[str]]:
+        """`twin`'s key lines and block texts where the texts agree, this text scanned only between. A key
+        line is read from its newline to the next one, so a line that ends before the last newline of the
+        shared start is the same in both, as is a line whose newline is in the shared end (shifted by what
+        the middle adds); so is the text of a block between two such lines, or after the last."""
+        a, b = twin.text, self.text
+        prefix, suffix = shared_ends(a, b)
+        cut = a.rfind("\n", 0, prefix) + 1  # the line after the last newline of the shared start
+        theirs, their_texts = twin._split
+        first = bisect.bisect_left(theirs, (cut,))
+        last = bisect.bisect_left(theirs, (len(a) + 1 - suffix,))  # lines whose newline is in the shared end
+        offset, line = theirs[first - 1][:2] if first else (0, 0)
+        middle = _scan(b, cut, offset, line, len(b) + 1 - suffix)
+        shift = len(b) - len(a)
+        lines = b.count("\n", max(cut - 1, 0), len(b) - suffix) - a.count("\n", max(cut - 1, 0), len(a) - suffix)
+        starts = theirs[:first] + middle + [(o + shift, i + lines, key) for o, i, key in theirs[last:]]
+        kept = max(first - 1, 0)  # the last block of the shared start runs into the middle
+        texts = their_texts[:kept] + self._texts(starts, kept, first + len(middle)) + their_texts[last:]
+        return starts, texts
 
     def _blocks_by_line(self) -> dict[str, Block]:
         lines = self.text.splitlines(keepends=True)
@@ -114,8 +174,10 @@ class MasterConfig:
         if block is None:
             return out
         text = block.text
-        found = [m.groups() for m in map(_FIELD.match, text.splitlines()[1:]) if m] if _other_breaks(text) else \
-            _FIELD_LINE.findall(text)
+        if self._other_breaks and _other_breaks(text):  # (a block of a file that has none has none)
+            found = [m.groups() for m in map(_FIELD.match, text.splitlines()[1:]) if m]
+        else:
+            found = _FIELD_LINE.findall(text)
         for name, value in found:
             if name not in out:
                 out[name] = (_COMMENT.sub("", value) if "#" in value else value).strip().strip("'\"")
@@ -138,11 +200,12 @@ class EntryChange:
 
 def configs(snap: Snapshot, at: str, known: dict[str, MasterConfig] | None = None) -> dict[str, MasterConfig]:
     """Every master config at "base" or "head", by path; a file whose text is that of its config in `known` (the
-    other side's, for a file the PR leaves alone) is that config, so it is split and read once."""
+    other side's, for a file the PR leaves alone) is that config, so it is split and read once, and a file that
+    differs is split where it differs only."""
     source = snap.master_base if at == "base" else snap.master_head
     known = known or {}
-    return {path: known[path] if path in known and known[path].text == text else MasterConfig(path, text)
-            for path, text in source.items()}
+    return {path: known[path] if path in known and known[path].text == text else
+            MasterConfig(path, text, known.get(path)) for path, text in source.items()}
 
 
 def changed_entries(base_cfgs: dict[str, MasterConfig], head_cfgs: dict[str, MasterConfig]) -> list[EntryChange]:
@@ -162,8 +225,8 @@ def changed_entries(base_cfgs: dict[str, MasterConfig], head_cfgs: dict[str, Mas
         head_blocks = head.blocks if head else {}
         for key in _ordered_keys(base_blocks, head_blocks):
             b, h = base_blocks.get(key), head_blocks.get(key)
-            if b is not None and h is not None and b.text.rstrip() == h.text.rstrip():
-                continue
+            if b is not None and h is not None and (b.text is h.text or b.text.rstrip() == h.text.rstrip()):
+                continue  # (a head split where it differs from base has the base's texts elsewhere)
             line = h.line if h else b.line
             try:
                 head_entry = head.entry(key) if h else None

@@ -16,7 +16,7 @@ from typing import Mapping
 from .context import Context
 from .masterconfig import iter_fields
 from .recipe_index import recipe_index
-from .runs import SIZING, PointRun, iter_changed_runs, launchers, points, run_of
+from .runs import SIZING, PointRun, head_points, iter_changed_runs, launchers, run_of
 from .bash import reads_call_names, reads_first_field
 from .tracing import head_reader, reach
 from .yamlload import YamlProblem
@@ -70,7 +70,7 @@ def _submitted(ctx: Context, files: tuple[str, ...]) -> tuple[list[tuple[str, di
             everywhere.add(path)
             continue
         for config_path, key, entry in running:
-            for point in points(entry):
+            for point in head_points(ctx, config_path, key, entry):
                 run = run_of(ctx, config_path, key, entry, point)
                 if path in run.launchers or any(t.path == path for t in run.targets):
                     add(config_path, key, entry, run)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .context import Context
-from .runs import PointRun, points, recipe_target, run_of
+from .runs import PointRun, head_points, recipe_target, run_of
 from .yamlload import YamlProblem
 
 _CONFIG_FILE = re.compile(r"""(?<![A-Za-z0-9_])(EVAL_)?CONFIG_FILE=([^\s"',\]}]+)""")
@@ -130,7 +130,7 @@ def points_running(ctx: Context, recipe: str) -> tuple[PointRun, ...]:
             continue
         if entry is None:
             continue
-        for point in points(entry):
+        for point in head_points(ctx, naming.config_path, naming.key, entry):
             if any(st.name == "CONFIG_FILE" for st in point.settings):
                 run = run_of(ctx, naming.config_path, naming.key, entry, point)
                 if any(t.path == recipe for t in run.recipes):

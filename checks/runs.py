@@ -33,6 +33,7 @@ the resolver reads the repository through `ctx.need`, which records them.
 
 API (all cached per Context; a point is resolved only when asked about):
     points(entry)                -> the entry's search points, with their settings and lines
+    head_points(ctx, path, key, entry) -> the same for an entry at head, once per Context
     point_env(entry, point)      -> the variables the workflow gives the launcher for a point
     runs(ctx, change)            -> one PointRun per point of a changed entry: recipes, scripts (each with
                                     the variables it runs with), eval recipes, launchers, env, problem
@@ -112,6 +113,12 @@ def points(entry: dict) -> tuple[Point, ...]:
                   "line": line}
         out.append(Point(str(scenario), values, node, line, tuple(settings)))
     return tuple(out)
+
+
+def head_points(ctx: Context, config_path: str, key: str, entry: dict) -> tuple[Point, ...]:
+    """`points` of the entry `key` of a master config at head, read once per Context (each recipe an entry
+    names asks for them)."""
+    return ctx.memo(("runs.points", config_path, key), lambda: points(entry))
 
 
 def _flag(value: Any) -> str:
@@ -214,7 +221,7 @@ def runs(ctx: Context, change: EntryChange) -> tuple[PointRun, ...]:
 
 def entry_runs(ctx: Context, config_path: str, key: str, entry: dict) -> tuple[PointRun, ...]:
     """`runs` for any entry at head (the PR may not change it)."""
-    return tuple(run_of(ctx, config_path, key, entry, p) for p in points(entry))
+    return tuple(run_of(ctx, config_path, key, entry, p) for p in head_points(ctx, config_path, key, entry))
 
 
 def run_of(ctx: Context, config_path: str, key: str, entry: dict, point: Point) -> PointRun:
@@ -342,6 +349,6 @@ def iter_changed_runs(ctx: Context, select: Callable[[EntryChange, Point], bool]
     others are not resolved)."""
     for change in ctx.changed_entries:
         entry = change.head if change.error is None else None
-        for point in points(entry) if entry is not None else ():
+        for point in head_points(ctx, change.path, change.key, entry) if entry is not None else ():
             if select(change, point):
                 yield change, run_of(ctx, change.path, change.key, entry, point)

@@ -33,7 +33,6 @@ import math
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Iterator
 
 from .bash import UNKNOWN, Launch, Script, Token
 from .yamlload import LineDict, LineList
@@ -292,33 +291,34 @@ def _norm_key(key) -> str:
     return str(key).strip().lower().lstrip("-").replace("-", "_")
 
 
-def _walk(node) -> Iterator[tuple[str, object, int, object]]:
-    """(key as `_norm_key` gives it, "" for a list item or a key that is no string; value, line, parent) of every
-    mapping entry and list item of a parsed YAML document, in document order, but what is under a
-    disaggregated recipe's prefill worker (`prefill:`, `prefill_environment:`, ...): its speculative settings
-    are the prefill side's, not the decode side's that serve the tokens. (A stack, not nested generators,
-    through which every entry would pass once per level.)"""
-    stack = [_entries(node)]
-    while stack:
-        entry = next(stack[-1], None)
-        if entry is None:
-            stack.pop()
-            continue
-        yield entry
-        if isinstance(entry[1], (dict, list)) and not entry[0].startswith("prefill"):
-            stack.append(_entries(entry[1]))
-
-
-def _entries(node) -> Iterator[tuple[str, object, int, object]]:
-    """The entries `_walk` yields of one mapping or list, not those under them."""
+def _walk(node, out: list | None = None) -> list[tuple[str, object, int, object]]:
+    """(key as `_norm_key` gives it, value, line, parent) of every mapping entry of a parsed YAML document whose
+    key may be a speculative setting's (`_may_be_spec`), in document order, but what is under a disaggregated
+    recipe's prefill worker (`prefill:`, `prefill_environment:`, ...): its speculative settings are the
+    prefill side's, not the decode side's that serve the tokens."""
+    out = [] if out is None else out
     if isinstance(node, dict):
         lined = isinstance(node, LineDict)
         for key, value in node.items():
-            yield _norm_key(key) if isinstance(key, str) else "", value, node.line_of(key) if lined else 0, node
+            named = isinstance(key, str)
+            if named and _may_be_spec(key):
+                out.append((_norm_key(key), value, node.line_of(key) if lined else 0, node))
+            if isinstance(value, (dict, list)) and not (named and _norm_key(key).startswith("prefill")):
+                _walk(value, out)
     elif isinstance(node, list):
-        lined = isinstance(node, LineList)
-        for i, value in enumerate(node):
-            yield "", value, node.line_of(i) if lined else 0, node
+        for value in node:
+            if isinstance(value, (dict, list)):
+                _walk(value, out)
+    return out
+
+
+def _may_be_spec(key: str) -> bool:
+    """Whether `key` may name what `recipe_settings` reads: every such name holds "spec" or "simulate" (an
+    ASCII key is cased as ASCII; any other is read in full)."""
+    if not key.isascii():
+        return True
+    low = key.lower()
+    return "spec" in low or "simulate" in low
 
 
 def recipe_settings(doc, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simulation, ...]]:

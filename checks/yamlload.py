@@ -126,19 +126,26 @@ _RESOLVER = yaml.resolver.Resolver()  # the safe loader's: which tag a plain sca
 # for every character, so a plain scalar starting otherwise, and every quoted one, is a string.
 _RESOLVED_FIRST = frozenset(_RESOLVER.yaml_implicit_resolvers)
 _SCALAR_EVENT = yaml.ScalarEvent
+_MAPPING_END = yaml.MappingEndEvent
+_SEQUENCE_END = yaml.SequenceEndEvent
 
 
 class _Plain:
     """Builds the values of a plain document (no anchor, alias, merge key or collection as a key) straight from
     libyaml's events, without composing nodes first. It raises on anything else, and on any error, without a
     value: `load` then composes the document and `_Builder` reads it, so a value is only ever returned when the
-    composer would build the same, line for line, and every problem is reported as the composer finds it."""
+    composer would build the same, line for line, and every problem is reported as the composer finds it.
+
+    A scalar without a tag that is quoted, or plain and starting with no character the resolver knows, is its
+    text: that test is written out in the loops, which see most of a document's events. The nodes are
+    counted against the budget as they are built and the count checked when the document is done: with no
+    alias, nodes are no more than events, which the size cap bounds."""
 
     def __init__(self, text: str, offset: int):
         self.text = text
         self.offset = offset
-        self.nodes = MAX_NODES
-        self.tags: dict[tuple[str, tuple[bool, bool]], str] = {}  # a document repeats its keys
+        self.nodes = 0
+        self.typed: dict[str, tuple[str, Any]] = {}  # plain scalar text -> (tag, value): a document repeats them
 
     def document(self) -> Any:
         loader = _Loader(self.text)
@@ -151,17 +158,19 @@ class _Plain:
             value = self.value(self.next(), 0)
             if not isinstance(self.next(), yaml.DocumentEndEvent) or not isinstance(self.next(), yaml.StreamEndEvent):
                 raise _Unusual("more than one document")
+            if self.nodes > MAX_NODES:
+                raise _Unusual("a budget is spent")
             return value
         finally:
             loader.dispose()
 
     def value(self, event: yaml.Event, depth: int) -> Any:
-        self.nodes -= 1
-        if self.nodes < 0 or depth > MAX_DEPTH * 2 or getattr(event, "anchor", None) is not None:
-            raise _Unusual("a budget is spent, or an anchor")
+        self.nodes += 1
+        if depth > MAX_DEPTH * 2 or getattr(event, "anchor", None) is not None:
+            raise _Unusual("too deep, or an anchor")
         kind = type(event)
         if kind is _SCALAR_EVENT:
-            return self.scalar(event, self.tag(event))
+            return self.scalar(event)[1]
         line = event.start_mark.line + 1 + self.offset
         if kind is yaml.MappingStartEvent:
             return self.mapping(line, depth)
@@ -169,64 +178,79 @@ class _Plain:
             return self.sequence(line, depth)
         raise _Unusual("an alias")  # the only other event a node can be
 
-    def tag(self, event: yaml.ScalarEvent) -> str:
-        tag = event.tag
+    def scalar(self, event: yaml.ScalarEvent) -> tuple[str, Any]:
+        """(tag, value) of a scalar, its tag resolved as the composer resolves it."""
+        tag, text = event.tag, event.value
         if tag is not None and tag != "!":
-            return tag
-        value = event.value
-        if not event.implicit[0] or value[:1] not in _RESOLVED_FIRST:
-            return _STR
-        key = (value, event.implicit)
-        if key not in self.tags:
-            self.tags[key] = _RESOLVER.resolve(yaml.ScalarNode, value, event.implicit)
-        return self.tags[key]
+            return tag, self.construct(event, tag)
+        if not event.implicit[0]:
+            return _STR, text
+        found = self.typed.get(text)
+        if found is None:
+            tag = _RESOLVER.resolve(yaml.ScalarNode, text, event.implicit)
+            found = self.typed[text] = (tag, self.construct(event, tag))  # a scalar's value is immutable
+        return found
 
-    def scalar(self, event: yaml.ScalarEvent, tag: str) -> Any:
+    def construct(self, event: yaml.ScalarEvent, tag: str) -> Any:
+        value = event.value
         if tag == _STR:
-            return event.value
+            return value
         if tag == _NULL:
             return None
-        value = event.value
         if tag == _INT and value.isascii() and value.isdigit() and value[0] != "0":
             return int(value)  # what the constructor makes of a decimal (a leading 0 is octal, "_" is dropped)
-        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        node = yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, event.style)
         return _scalar(node, event.start_mark.line + 1 + self.offset)
 
     def mapping(self, line: int, depth: int) -> LineDict:
         result = LineDict()
         result.line = line
         result.key_lines = key_lines = {}
-        step, tag_of, scalar, offset, inner = self.next, self.tag, self.scalar, self.offset + 1, depth + 1
-        deep = inner > MAX_DEPTH * 2
-        while type(event := step()) is not yaml.MappingEndEvent:
+        step, scalar, offset, inner, first = self.next, self.scalar, self.offset + 1, depth + 1, _RESOLVED_FIRST
+        nodes = 0
+        while type(event := step()) is not _MAPPING_END:
             if type(event) is not _SCALAR_EVENT or event.anchor is not None:
                 raise _Unusual("a key that is no plain scalar")
-            self.nodes -= 1
-            if self.nodes < 0 or deep:
-                raise _Unusual("a budget is spent")
-            tag = tag_of(event)
-            if tag == _MERGE:
-                raise _Unusual("a merge key")
-            key = scalar(event, tag)
+            nodes += 1
+            text = event.value
+            if event.tag is None and (not event.implicit[0] or text[:1] not in first):
+                key = text
+            else:
+                tag, key = scalar(event)
+                if tag == _MERGE:
+                    raise _Unusual("a merge key")
             item = step()
             if type(item) is _SCALAR_EVENT and item.anchor is None:  # `value`'s work for a scalar, inline
-                self.nodes -= 1
-                if self.nodes < 0:
-                    raise _Unusual("a budget is spent")
-                result[key] = scalar(item, tag_of(item))
+                nodes += 1
+                text = item.value
+                result[key] = text if item.tag is None and (not item.implicit[0] or text[:1] not in first) \
+                    else scalar(item)[1]
             else:
                 result[key] = self.value(item, inner)
             key_lines[key] = event.start_mark.line + offset
+        if nodes and inner > MAX_DEPTH * 2:
+            raise _Unusual("too deep")
+        self.nodes += nodes
         return result
 
     def sequence(self, line: int, depth: int) -> LineList:
         result = LineList()
         result.line = line
         result.item_lines = item_lines = []
-        step, offset, inner = self.next, self.offset + 1, depth + 1
-        while type(event := step()) is not yaml.SequenceEndEvent:
-            result.append(self.value(event, inner))
+        step, scalar, offset, inner, first = self.next, self.scalar, self.offset + 1, depth + 1, _RESOLVED_FIRST
+        nodes = 0
+        while type(event := step()) is not _SEQUENCE_END:
+            if type(event) is _SCALAR_EVENT and event.anchor is None:  # `value`'s work for a scalar, inline
+                nodes += 1
+                text = event.value
+                result.append(text if event.tag is None and (not event.implicit[0] or text[:1] not in first)
+                              else scalar(event)[1])
+            else:
+                result.append(self.value(event, inner))
             item_lines.append(event.start_mark.line + offset)
+        if nodes and inner > MAX_DEPTH * 2:
+            raise _Unusual("too deep")
+        self.nodes += nodes
         return result
 
 

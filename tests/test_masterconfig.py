@@ -37,3 +37,22 @@ def test_fields_are_the_first_value_of_each_two_space_key_comments_and_quotes_re
         "empty": "", "scenarios": ""}
     assert cfg.fields("glm5-fp8-mi355x-vllm") == {"model-prefix": "glm5", "runner": "mi355x"}
     assert cfg.fields("absent") == {}
+
+
+_ENTRY = "k{n}:\n  model-prefix: m{n}\n  scenarios:\n    fixed-seq-len: []\n"
+_BASE = "# header\n" + "".join(_ENTRY.format(n=n) for n in range(6))
+
+
+@pytest.mark.parametrize("head", [
+    _BASE.replace("m2\n", "m2x\n"),  # an entry changed
+    _BASE.replace(_ENTRY.format(n=3), ""),  # an entry removed
+    _BASE.replace("k4:", "new:\n  a: 1\nk4:"),  # an entry added
+    _BASE.replace("# header\n", "") + "k1:\n  again: 1\n",  # the start changed, a key repeated at the end
+    _BASE.replace("k0:", "k0 :").replace("k5:", "k5:  # note"),  # the first and the last key lines changed
+    _BASE + _BASE[9:],  # the whole file repeated
+    "",
+])
+def test_a_head_split_where_it_differs_from_base_has_the_blocks_of_a_whole_split(head):
+    base = MasterConfig("configs/nvidia-master.yaml", _BASE)
+    for twin, text in ((base, head), (MasterConfig("configs/nvidia-master.yaml", head), _BASE)):
+        assert MasterConfig(twin.path, text, twin).blocks == MasterConfig(twin.path, text).blocks

@@ -219,7 +219,7 @@ def _linked_points(ctx: Context) -> tuple[PointRef, ...]:
         entry = _entry(ctx.head_configs[cfg_path], key)
         if entry is None:
             continue
-        for point, setting, line in _points(entry):
+        for point, setting, line in _points(ctx, cfg_path, key, entry):
             resolved = runs.recipe_target(ctx, setting)
             if resolved is None:
                 continue
@@ -244,10 +244,10 @@ def _entry(cfg: MasterConfig, key: str) -> LineDict | None:
         return None  # a malformed entry is the master-config checks' finding, not a recipe's
 
 
-def _points(entry: LineDict) -> Iterator[tuple[LineDict, str, int]]:
-    """(point, CONFIG_FILE value, line of the setting) of every search-space point of `entry`
-    (`runs.points`, keeping each point's own mapping, whose key lines the findings need)."""
-    for point in runs.points(entry):
+def _points(ctx: Context, cfg_path: str, key: str, entry: LineDict) -> Iterator[tuple[LineDict, str, int]]:
+    """(point, CONFIG_FILE value, line of the setting) of every search-space point of the head entry `key`
+    (`runs.head_points`, keeping each point's own mapping, whose key lines the findings need)."""
+    for point in runs.head_points(ctx, cfg_path, key, entry):
         if isinstance(point.node, LineDict):
             for setting in point.settings:
                 if setting.name == "CONFIG_FILE":
