@@ -17,12 +17,12 @@ its first `limit` characters, which is where its checklist is.
 from __future__ import annotations
 
 import re
+import types
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache
 
 from markdown_it import MarkdownIt
-from markdown_it.common.utils import mdTrim
-from markdown_it.rules_block.state_block import StateBlock
+from markdown_it.rules_block import table as stock_table  # the rule (the package exports the function)
 
 MAX_CHARS = 1_000_000
 TEXT = ("paragraph", "heading", "table")  # the blocks a reader sees as text
@@ -102,117 +102,16 @@ def unlink(text: str) -> str:
 
 @cache
 def _markdown() -> MarkdownIt:
-    """GitHub's flavour at block level: CommonMark and tables, without inline parsing (tables read by `_table`)."""
+    """GitHub's flavour at block level: CommonMark and tables, without inline parsing."""
     md = MarkdownIt("commonmark").enable("table").disable("inline")
-    ends = [r.name for r in md.block.ruler.__rules__ if r.enabled and "blockquote" in r.alt]
-    starts = _TABLE_ENDS_START if ends == list(_TABLE_ENDS) else None
-    alt = next(r.alt for r in md.block.ruler.__rules__ if r.name == "table")
-    md.block.ruler.at("table", partial(_table, starts=starts), {"alt": alt})
+    if callable(stock_table.__globals__.get("escapedSplit")):
+        # markdown-it's own table rule, its rows split by `split_cells` (its `escapedSplit` walks every
+        # character in Python: a third of a MODELS.md read); where the library has no such helper, its rule.
+        rule = types.FunctionType(stock_table.__code__, {**stock_table.__globals__, "escapedSplit": split_cells},
+                                  stock_table.__name__, stock_table.__defaults__, stock_table.__closure__)
+        alt = next(r.alt for r in md.block.ruler.__rules__ if r.name == "table")
+        md.block.ruler.at("table", rule, {"alt": alt})
     return md
-
-
-# The rules that end a table (markdown-it's "blockquote" chain), and the characters a line one of them reads
-# starts with (after its indentation): a fence, a quote, a rule, a list item, an HTML block, a heading.
-_TABLE_ENDS = ("fence", "blockquote", "hr", "list", "html_block", "heading")
-_TABLE_ENDS_START = frozenset("`~>*-_+0123456789<#")
-_ALIGN = re.compile(r"^:?-+:?$")
-_MAX_AUTOCOMPLETED_CELLS = 0x10000  # markdown-it's bound on the empty cells a table's short rows add
-
-
-def _table(state: StateBlock, start: int, end: int, silent: bool, starts: frozenset[str] | None) -> bool:
-    """markdown-it's table rule (`markdown_it.rules_block.table`), line for line, but for the tokens: only what
-    `_block` reads (table_open, a tr_open per row with an inline token per cell, tr_close, table_close), a
-    third of the rule's, which cost more than the rest of a MODELS.md read. Its rows are split by
-    `split_cells`, and a row is tried against the rules that end a table only when it starts with a
-    character one of them needs (`starts`; every row when the chain is not the one known)."""
-    if start + 2 > end:
-        return False
-    line = start + 1
-    if state.sCount[line] < state.blkIndent or state.is_code_block(line):
-        return False
-    delimiter = state.src[state.bMarks[line] + state.tShift[line]:state.eMarks[line]]
-    if len(delimiter) < 2 or delimiter[0] not in "|-:" or delimiter[1] not in "|-: \t" or \
-            (delimiter[0] == "-" and delimiter[1] in " \t") or delimiter.strip("|-: \t"):
-        return False
-    aligns = 0
-    columns = delimiter.split("|")
-    for i, column in enumerate(columns):
-        cell = mdTrim(column)
-        if not cell:
-            if i == 0 or i == len(columns) - 1:
-                continue  # empty columns before and after the table are allowed, not between
-            return False
-        if not _ALIGN.search(cell):
-            return False
-        aligns += 1
-    header = mdTrim(_line(state, start))
-    if "|" not in header or state.is_code_block(start):
-        return False
-    cells = _row(header)
-    width = len(cells)
-    if width == 0 or width != aligns:
-        return False
-    if silent:
-        return True
-
-    parent, state.parentType = state.parentType, "table"
-    ends = state.md.block.ruler.getRules("blockquote")
-    table = _push(state, "table_open", "table", 1, start)
-    _push(state, "tr_open", "tr", 1, start)
-    for cell in cells:
-        _push(state, "inline", "", 0, start).content = mdTrim(cell)
-    _push(state, "tr_close", "tr", -1)
-    autocompleted = 0
-    line = start + 2
-    src, b_marks, t_shift, e_marks = state.src, state.bMarks, state.tShift, state.eMarks
-    while line < end:
-        if state.sCount[line] < state.blkIndent:
-            break
-        first = b_marks[line] + t_shift[line]
-        if (starts is None or (first < e_marks[line] and src[first] in starts)) and \
-                any(rule(state, line, end, True) for rule in ends):
-            break
-        text = mdTrim(src[first:e_marks[line]])
-        if not text or state.is_code_block(line):
-            break
-        cells = _row(text)
-        autocompleted += width - len(cells)
-        if autocompleted > _MAX_AUTOCOMPLETED_CELLS:
-            break
-        _push(state, "tr_open", "tr", 1, line)
-        for i in range(width):
-            _push(state, "inline", "", 0, line).content = mdTrim(cells[i]) if i < len(cells) and cells[i] else ""
-        _push(state, "tr_close", "tr", -1)
-        line += 1
-    _push(state, "table_close", "table", -1)
-    table.map[1] = line
-    state.parentType = parent
-    state.line = line
-    return True
-
-
-def _line(state: StateBlock, line: int) -> str:
-    return state.src[state.bMarks[line] + state.tShift[line]:state.eMarks[line]]
-
-
-def _row(text: str) -> list[str]:
-    """The cells of a table row (its text trimmed): split at unescaped pipes, a leading and a trailing empty
-    cell dropped."""
-    cells = split_cells(text)
-    if cells and cells[0] == "":
-        cells.pop(0)
-    if cells and cells[-1] == "":
-        cells.pop()
-    return cells
-
-
-def _push(state: StateBlock, kind: str, tag: str, nesting: int, line: int | None = None):
-    token = state.push(kind, tag, nesting)
-    if line is not None:
-        token.map = [line, line + 1]
-    if kind == "inline":
-        token.children = []
-    return token
 
 
 def split_cells(row: str) -> list[str]:
