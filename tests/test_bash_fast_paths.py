@@ -166,13 +166,16 @@ class _Expanding(Interpreter):
         return False
 
 
+known_values = st.dictionaries(st.sampled_from(["X", "Y", "Z", "TP"]), st.sampled_from(["1", "a b", ""]))
+
+
 def _launches(interp: Interpreter, script: Script):
     script._run(interp, uncalled=True)
     return interp.launches
 
 
 @settings(max_examples=300, deadline=None)
-@given(scripts, st.dictionaries(st.sampled_from(["X", "Y", "Z", "TP"]), st.sampled_from(["1", "a b", ""])))
+@given(scripts, known_values)
 def test_words_left_unread_change_no_launch_and_ask_nothing_more(text, known):
     script = Script(text)
     fast, general = Interpreter(known), _Expanding(known)
@@ -193,7 +196,7 @@ def _first(values):
 
 
 @settings(max_examples=300, deadline=None)
-@given(traced_scripts, st.dictionaries(st.sampled_from(["X", "Y", "Z", "TP"]), st.sampled_from(["1", "a b", ""])))
+@given(traced_scripts, known_values)
 def test_a_trace_whose_watch_reads_the_first_field_finds_what_expanding_every_word_finds(text, known):
     script = Script(text)
     fast, general = Interpreter(known, _first), _Expanding(known, _first)
@@ -333,7 +336,7 @@ body_scripts = st.lists(st.one_of(st.sampled_from(_WORDS + _TRACED), st.sampled_
 
 
 @settings(max_examples=300, deadline=None)
-@given(body_scripts, st.dictionaries(st.sampled_from(["X", "Y", "Z", "TP"]), st.sampled_from(["1", "a b", ""])))
+@given(body_scripts, known_values)
 def test_a_body_left_unparsed_changes_nothing_a_trace_finds(text, known):
     script = Script(text)
     fast, general = Interpreter(known, _first), _Parsing(known, _first)
@@ -349,7 +352,7 @@ def _first_named(values):
 
 
 @settings(max_examples=300, deadline=None)
-@given(body_scripts, st.dictionaries(st.sampled_from(["X", "Y", "Z", "TP"]), st.sampled_from(["1", "a b", ""])))
+@given(body_scripts, known_values)
 def test_calls_read_for_their_names_are_the_calls_with_their_first_word(text, known):
     script = Script(text)
     named, full = Interpreter(known, _first_named), Interpreter(known, _first)
