@@ -295,7 +295,8 @@ def _walk(node, out: list | None = None) -> list[tuple[str, object, int, object]
     """(key as `_norm_key` gives it, value, line, parent) of every mapping entry of a parsed YAML document whose
     key may be a speculative setting's (`_may_be_spec`), in document order, but what is under a disaggregated
     recipe's prefill worker (`prefill:`, `prefill_environment:`, ...): its speculative settings are the
-    prefill side's, not the decode side's that serve the tokens."""
+    prefill side's, not the decode side's that serve the tokens. (Recursive: `yamlload` builds no document
+    nested deeper than 2 x MAX_DEPTH, far below Python's recursion limit.)"""
     out = [] if out is None else out
     if isinstance(node, dict):
         lined = isinstance(node, LineDict)
