@@ -129,6 +129,7 @@ class Metrics:
         self.registry = CollectorRegistry()
         self.deliveries = Counter("signoff_bot_deliveries_total", "Webhook deliveries by event and outcome",
                                   ["event", "outcome"], registry=self.registry)
+        self._delivered: dict[tuple[str, str], Counter] = {}  # the children of `deliveries`, by labels
         self.queue_depth = Gauge("signoff_bot_queue_depth", "Jobs queued or running", registry=self.registry)
         self.verification_seconds = Histogram("signoff_bot_verification_seconds",
                                               "Wall time of one verification (gather, check, publish)",
@@ -141,6 +142,14 @@ class Metrics:
         self.rate_limit_remaining = Gauge("signoff_bot_github_rate_limit_remaining",
                                           "x-ratelimit-remaining of the latest GitHub response",
                                           registry=self.registry)
+
+    def delivered(self, event: str, outcome: str) -> None:
+        """Count one webhook delivery. Each (event, outcome) child is looked up once: `labels` takes a lock
+        and checks its values on every call, which cost each delivery more than counting it."""
+        child = self._delivered.get((event, outcome))
+        if child is None:
+            child = self._delivered[event, outcome] = self.deliveries.labels(event, outcome)
+        child.inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

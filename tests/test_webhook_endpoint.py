@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from starlette.responses import JSONResponse
 
 from app.fake_github.payloads import Site
 from app.fake_github.state import GitHubState
 from app.fake_github.webhooks import stored_event
+from app.ingest import Reply
 from app.replay import DEMO_WORLD
 from app.server import create_app
 from app.settings import Settings
@@ -199,3 +204,29 @@ def test_health_ready_and_metrics(client, events):
     text = client.get("/metrics").text
     assert 'signoff_bot_deliveries_total{event="issue_comment",outcome="queued"} 1.0' in text
     assert "signoff_bot_queue_depth 1.0" in text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([202, 400, 401, 408, 413, 503]),  # what ingest answers: each with a body
+       st.dictionaries(st.text(max_size=10), st.text() | st.integers() | st.none() | st.booleans(), max_size=4),
+       st.booleans())
+def test_a_reply_sends_what_starlettes_json_response_sends(status, body, retry):
+    """Ingest answers through ASGI itself (app/ingest.py `Reply`): the same messages, bytes and headers."""
+    headers = {"Retry-After": "1"} if retry else None
+
+    async def sent(respond) -> list[dict]:
+        messages: list[dict] = []
+
+        async def send(message: dict) -> None:
+            messages.append(message)
+
+        await respond(send)
+        return messages
+
+    try:
+        expected = asyncio.run(sent(lambda send: JSONResponse(body, status, headers)({"type": "http"}, None, send)))
+    except UnicodeEncodeError:  # a lone surrogate: neither can send it
+        with pytest.raises(UnicodeEncodeError):
+            asyncio.run(sent(Reply(status, body, ((b"retry-after", b"1"),) if retry else ())))
+        return
+    assert asyncio.run(sent(Reply(status, body, ((b"retry-after", b"1"),) if retry else ()))) == expected
