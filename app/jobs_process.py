@@ -40,7 +40,7 @@ from multiprocessing.connection import Connection
 
 from .judge import Judge
 from .observability import Metrics, setup_logging
-from .scheduling import lower_priority, yield_to_the_event_loop
+from .scheduling import collect_less, lower_priority, yield_to_the_event_loop
 from .settings import Settings
 
 log = logging.getLogger("signoff_bot.jobs_process")
@@ -107,6 +107,7 @@ def _main(settings: Settings, conn: Connection, owners: list[str]) -> None:
     yield_to_the_event_loop()
     lower_priority(settings.work_nice)  # before any thread starts: they all inherit it
     setup_logging(settings.log_level)
+    collect_less()
     metrics = Forwarded()
     sending = threading.Lock()
 

@@ -46,7 +46,7 @@ from checks.rule import Rule
 from checks.snapshot import Snapshot, frozen_map
 
 from .github import GitHubError
-from .scheduling import lower_priority, yield_to_the_event_loop
+from .scheduling import collect_less, lower_priority, yield_to_the_event_loop
 
 log = logging.getLogger("signoff_bot.judge")
 
@@ -157,6 +157,7 @@ def _serve(conn: Connection, nice: int = 0) -> None:
     end of the pipe closes."""
     yield_to_the_event_loop()
     lower_priority(nice)
+    collect_less()  # as in the server: the modules the rules import are never scanned again
     sessions: dict[int, Completion] = {}
     while True:
         try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import sys
 
 from fastapi import FastAPI
@@ -22,6 +21,7 @@ from .group_commit import GroupCommit
 from .ingest import Ingest
 from .jobs import Clients
 from .observability import Metrics
+from .scheduling import collect_less
 from .settings import Settings
 from .store import Store
 from .stores import open_store
@@ -30,13 +30,9 @@ from .worker import Refused
 READY_SECONDS = 5.0  # how long the readiness write may take
 # How the interpreter runs while the App serves. The webhook's event loop shares the GIL with the commit
 # thread and the jobs thread: a thread that waits for the GIL gets it within SWITCH_SECONDS (CPython's 5 ms
-# would be paid again at each of a delivery's system calls while a verification computes). A collection of
-# the cyclic garbage collector holds the GIL while it scans: CPython's thresholds (700, 10, 10) collected
-# hundreds of times a minute with 20 verifications running, and scanned every object at each full
-# collection (up to 0.2 s); the objects made at start-up are frozen out of all scans, and the young
-# generation is collected every 10,000 objects, a full collection after 100 of those.
+# would be paid again at each of a delivery's system calls while a verification computes). The garbage
+# collector: app/scheduling.py `collect_less`.
 SWITCH_SECONDS = 0.001
-GC_THRESHOLDS = (10_000, 10, 100)
 
 
 def _reply(status: int, **body) -> JSONResponse:
@@ -71,9 +67,7 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI):
         sys.setswitchinterval(SWITCH_SECONDS)
-        gc.collect()
-        gc.freeze()
-        gc.set_threshold(*GC_THRESHOLDS)
+        collect_less()
         if background is not None:
             background.start()
         yield

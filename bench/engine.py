@@ -7,7 +7,9 @@ before each run the process-wide caches of `checks` (readings keyed by content,
 `clear_caches`) are emptied, so it is what a verification costs when nothing it
 reads was read before; the warm median (those caches kept, as a long-running
 server keeps them for base-branch files that repeat across PRs) is shown beside
-it. With `--profile` each world is also run once cold under cProfile and its own
+it. The garbage collector runs as in the checks' process of `serve`
+(app/scheduling.py `collect_less`, once everything is imported), as in
+bench/run.py. With `--profile` each world is also run once cold under cProfile and its own
 time (tottime) is summed per source file, so the table says which module holds
 the rest.
 
@@ -31,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.offline import snapshot_from_world  # noqa: E402
+from app.scheduling import collect_less  # noqa: E402
 from app.world import World  # noqa: E402
 from checks.engine import evaluate  # noqa: E402
 from checks.snapshot import Snapshot  # noqa: E402
@@ -93,6 +96,7 @@ def main() -> int:
     if not worlds:
         print(f"no worlds under {WORLDS}; name world directories")
         return 1
+    collect_less()
     worst = 0.0
     for world_dir in worlds:
         snap = snapshot_from_world(World.load(world_dir))

@@ -36,7 +36,6 @@ as long, the one whose every link waited on the latest answer is shown.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import resource
 import statistics
@@ -55,7 +54,8 @@ from app.github import CallStats, installation_client, warm_up  # noqa: E402
 from app.offline import snapshot_from_world  # noqa: E402
 from app.pipeline import verify  # noqa: E402
 from app.replay import REPLAY_APP_ID, throwaway_key  # noqa: E402
-from app.server import GC_THRESHOLDS, SWITCH_SECONDS  # noqa: E402
+from app.scheduling import collect_less  # noqa: E402
+from app.server import SWITCH_SECONDS  # noqa: E402
 from app.world import World  # noqa: E402
 from checks.engine import evaluate  # noqa: E402
 from engine import clear_caches  # noqa: E402  (bench/engine.py, beside this file)
@@ -179,12 +179,11 @@ def snapshot_chars(snap) -> int:
 
 
 def start_as_serve_does() -> None:
-    """The interpreter as `serve` runs it (app/server.py's lifespan), and githubkit's models loaded."""
+    """The interpreter as `serve` runs it (app/server.py's lifespan; the checks' process collects garbage
+    alike), and githubkit's models loaded."""
     warm_up()
     sys.setswitchinterval(SWITCH_SECONDS)
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
+    collect_less()
 
 
 def main() -> int:
