@@ -55,7 +55,7 @@ class BodyBudget:
         self.used += n
         return True
 
-    def body(self, content_length: str | None, receive: Receive, max_bytes: int, timeout: float) -> "Held":
+    def body(self, content_length: str | None, receive: Receive, max_bytes: int, timeout: float) -> Held:
         """`async with budget.body(...) as body:` the body of the request whose Content-Length header is
         `content_length` (None: chunked), read from the ASGI `receive`, held against the budget until the
         block ends. One that arrives whole in one message (as GitHub's deliveries have by the time the App is
