@@ -102,8 +102,9 @@ def unlink(text: str) -> str:
 
 @cache
 def _markdown() -> MarkdownIt:
-    """GitHub's flavour at block level: CommonMark and tables, without inline parsing."""
-    md = MarkdownIt("commonmark").enable("table").disable("inline")
+    """GitHub's flavour at block level: CommonMark and tables, without inline parsing (nor `text_join`, which
+    only joins the text tokens inline parsing would make)."""
+    md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
     if callable(stock_table.__globals__.get("escapedSplit")):
         # markdown-it's own table rule, its rows split by `split_cells` (its `escapedSplit` walks every
         # character in Python: a third of a MODELS.md read); where the library has no such helper, its rule.
