@@ -131,9 +131,19 @@ def _lines(ctx: Context, path: str, text: str, wanted: set[int]) -> dict[int, Sh
     those that `_may_hit`)."""
     if path.endswith((".sh", ".bash")):
         return {ln.number: ln for ln in ctx.script(text).lines}
-    raw = text.splitlines()
-    alone = [(n, raw[n - 1]) for n in wanted if n <= len(raw)]
+    alone = list(_texts(ctx, path, text, wanted).items())
     return {n: ShellLine.alone(n, line) for (n, line), hit in zip(alone, _may_hit([t for _, t in alone])) if hit}
+
+
+def _texts(ctx: Context, path: str, text: str, wanted: set[int]) -> dict[int, str]:
+    """The `wanted` lines of `text` that it has (as `str.splitlines` cuts them, numbered from 1); a master
+    config's are cut from the split that the master-config checks make of it anyway, not from a split of its
+    12,000 lines."""
+    cfg = ctx.head_configs.get(path) if ctx.policy.is_master_config(path) else None
+    if cfg is not None and cfg.text == text and min(wanted) > 0:
+        return cfg.lines(wanted)
+    raw = text.splitlines()
+    return {n: raw[n - 1] for n in wanted if n <= len(raw)}
 
 
 def _may_hit(lines: list[str]) -> list[bool]:

@@ -76,7 +76,7 @@ MAX_CANONICAL_WORDS = 2_000  # typo lookups per sign-off; beyond it words are co
 _SHOWN = 3
 
 _URL = re.compile(r"https?://\S+")
-_NON_WORD = re.compile(r"[\W_]+")
+_WORD = re.compile(r"[^\W_]+")  # a run of letters and digits (no whitespace is one)
 # Function words long enough to be stems but saying nothing about an item.
 _STOPWORDS = frozenset("""about above across after again against along already among another because before
 being below between could doesn during every other should since their there these those through under until
@@ -108,13 +108,14 @@ def check(ctx: Context) -> CheckResult:
         return _fail(f"cannot decide: {path} has no checklist items under its \"Template\" heading, so the sign-off "
                      f"cannot be checked")
     vocabulary = sorted({w for t in items for w in t.words})
+    known = frozenset(vocabulary)
     typos: dict[str, str] = {}
-    signed = [_words(i.text, vocabulary, typos) for i in sign.items]
+    signed = [_words(i.text, vocabulary, known, typos) for i in sign.items]
     match = _assign(items, signed)
 
     missing = [t for t in items if t.item.line not in match]
     unchecked = [t for t in items if t.item.line in match and not sign.items[match[t.item.line]].checked]
-    explained_groups = _explained_groups(items, template.detail, sign.detail)
+    explained_groups = _explained_groups(items, template.detail, sign.detail) if unchecked else set()
     unexplained = [t for t in unchecked if t.group not in explained_groups]
     if missing or unexplained:
         return _fail(_fail_reason(ctx, path, missing, unexplained))
@@ -143,13 +144,16 @@ def _template_items(items: tuple[signoff.ChecklistItem, ...]) -> list[_TemplateI
 
 
 def _normalize(text: str) -> str:
-    text = _URL.sub(" ", markdown.unlink(text))
-    return " ".join(_NON_WORD.sub(" ", text.lower()).split())
+    """Lower-case words of `text`, links read as their text and URLs dropped (a URL holds "http")."""
+    text = markdown.unlink(text)
+    if "http" in text:
+        text = _URL.sub(" ", text)
+    return " ".join(_WORD.findall(text.lower()))
 
 
-def _words(text: str, vocabulary: list[str], typos: dict[str, str]) -> tuple[str, ...]:
-    """Normalized words of a sign-off item, typos mapped to the closest template word (cached in `typos`)."""
-    known = set(vocabulary)
+def _words(text: str, vocabulary: list[str], known: frozenset[str], typos: dict[str, str]) -> tuple[str, ...]:
+    """Normalized words of a sign-off item, typos mapped to the closest template word (cached in `typos`);
+    `known` is the set of `vocabulary`."""
     out = []
     for word in _normalize(text).split():
         if word not in known and word not in typos and len(typos) < MAX_CANONICAL_WORDS:
@@ -166,7 +170,8 @@ def _score(a: tuple[str, ...], b: tuple[str, ...], a_counts: Counter, b_counts: 
     if a == b:
         return 1.0
     # No more words can match than the two have in common.
-    shared = sum(min(a_counts[w], b_counts[w]) for w in a_counts.keys() & b_counts.keys())
+    common = a_counts.keys() & b_counts.keys()
+    shared = sum(map(min, map(a_counts.__getitem__, common), map(b_counts.__getitem__, common)))
     if max(2 * shared / (len(a) + len(b)), shared / short) < THRESHOLD:
         return 0.0  # neither measure can reach THRESHOLD
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
@@ -217,27 +222,30 @@ def _explained_groups(items: list[_TemplateItem], placeholder: str, detail: str)
     for t in items:
         by_group.setdefault(t.group, set()).update(_stems(t.words))
     used_by = Counter(s for stems in by_group.values() for s in stems)
-    mentioned = _stems(w for line in filled for w in line.split())
+    said = [_stems(line.split()) for line in filled]
+    mentioned = set().union(*said)
     explained = {group for group, stems in by_group.items() if any(used_by[s] == 1 for s in stems & mentioned)}
     weight = {s: math.log(len(by_group) / n) for s, n in used_by.items() if n <= len(by_group) / 2}
-    for line in filled:
-        explained |= _best_described(by_group, weight, _stems(line.split()))
+    totals = {group: sum(weight.get(s, 0.0) for s in group_stems) for group, group_stems in by_group.items()}
+    for stems in said:
+        explained |= _best_described(by_group, weight, totals, stems)
     return explained
 
 
-def _best_described(by_group: dict[int, set[str]], weight: dict[str, float], stems: set[str]) -> set[int]:
+def _best_described(by_group: dict[int, set[str]], weight: dict[str, float], totals: dict[int, float],
+                    stems: set[str]) -> set[int]:
     """The group(s) one detail line describes best: the highest share of a group's stem weight it mentions.
 
     A stem weighs log(groups / groups using it), and only stems used by at most half the groups weigh anything
     (a word most items share, like "verified", says nothing about which one a line means). The share is the
-    line's weight over the group's total, so an item whose every word recurs in longer items ("passes evals",
-    also in the architecture item) is still the one "evals: not run" is about.
+    line's weight over the group's total (`totals`), so an item whose every word recurs in longer items
+    ("passes evals", also in the architecture item) is still the one "evals: not run" is about.
     """
     scores: dict[int, float] = {}
     for group, group_stems in by_group.items():
         said = sum(weight.get(s, 0.0) for s in group_stems & stems)
         if said > 0:
-            scores[group] = round(said / sum(weight.get(s, 0.0) for s in group_stems), 9)
+            scores[group] = round(said / totals[group], 9)
     best = max(scores.values(), default=0.0)
     return {group for group, score in scores.items() if score == best}
 

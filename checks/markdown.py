@@ -102,8 +102,9 @@ def unlink(text: str) -> str:
 
 @cache
 def _markdown() -> MarkdownIt:
-    """GitHub's flavour at block level: CommonMark and tables, without inline parsing."""
-    md = MarkdownIt("commonmark").enable("table").disable("inline")
+    """GitHub's flavour at block level: CommonMark and tables, without inline parsing (nor `text_join`, which
+    only joins the text tokens inline parsing would make)."""
+    md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
     if callable(stock_table.__globals__.get("escapedSplit")):
         # markdown-it's own table rule, its rows split by `split_cells` (its `escapedSplit` walks every
         # character in Python: a third of a MODELS.md read); where the library has no such helper, its rule.
@@ -120,6 +121,10 @@ def split_cells(row: str) -> list[str]:
     if "\\" not in row:
         return row.split("|")
     return [cell.replace("\\|", "|") for cell in _UNESCAPED_PIPE.split(row)]
+
+
+# The token each kind of block starts with.
+_FIRST_TOKENS = frozenset(("paragraph_open", "heading_open", "table_open", "fence", "code_block", "html_block", "hr"))
 
 
 def _blocks(tokens) -> list[Block]:
@@ -140,24 +145,22 @@ def _blocks(tokens) -> list[Block]:
             quotes += 1
         elif kind == "blockquote_close":
             quotes -= 1
-        elif kind.endswith("_open") and kind[:-5] in ("paragraph", "heading", "table") or kind in (
-                "fence", "code_block", "html_block", "hr"):
-            block, i = _block(tokens, i)
-            out.append(Block(block.kind, block.line, block.end, block.text, block.level, depth, quotes > 0,
-                             fresh_item, block.rows))
+        elif kind in _FIRST_TOKENS:
+            block, i = _block(tokens, i, depth, quotes > 0, fresh_item)
+            out.append(block)
             fresh_item = False
         i += 1
     return out
 
 
-def _block(tokens, i: int) -> tuple[Block, int]:
-    """The block whose first token is `tokens[i]`, and the index of its last token."""
+def _block(tokens, i: int, depth: int, quoted: bool, opens_item: bool) -> tuple[Block, int]:
+    """The block whose first token is `tokens[i]`, at its nesting, and the index of its last token."""
     t = tokens[i]
     line, end = t.map[0] + 1, t.map[1] + 1
     if t.type == "paragraph_open":
-        return Block("paragraph", line, end, tokens[i + 1].content), i + 2
+        return Block("paragraph", line, end, tokens[i + 1].content, 0, depth, quoted, opens_item), i + 2
     if t.type == "heading_open":
-        return Block("heading", line, end, tokens[i + 1].content, level=int(t.tag[1])), i + 2
+        return Block("heading", line, end, tokens[i + 1].content, int(t.tag[1]), depth, quoted, opens_item), i + 2
     if t.type == "table_open":
         rows: list[tuple[int, tuple[str, ...]]] = []
         j = i + 1
@@ -171,6 +174,6 @@ def _block(tokens, i: int) -> tuple[Block, int]:
                     j += 1
                 rows.append((row_line, tuple(cells)))
             j += 1
-        return Block("table", line, end, "", rows=tuple(rows)), j
+        return Block("table", line, end, "", 0, depth, quoted, opens_item, tuple(rows)), j
     kind = {"fence": "fence", "code_block": "code", "html_block": "html", "hr": "hr"}[t.type]
-    return Block(kind, line, end, t.content if kind in ("fence", "code") else ""), i
+    return Block(kind, line, end, t.content if kind in ("fence", "code") else "", 0, depth, quoted, opens_item), i

@@ -16,7 +16,7 @@ import bisect
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterator, NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 from .changelog import shared_ends
 from .snapshot import Snapshot
@@ -146,6 +146,29 @@ class MasterConfig:
 
     def keys(self) -> list[str]:
         return list(self.blocks)
+
+    def lines(self, numbers: Iterable[int]) -> dict[int, str]:
+        """Line -> text of the lines `numbers` (1-based) as `str.splitlines` cuts the file, those it has. Each is
+        cut from the text between the key lines around it (their offsets and lines are known from the split),
+        not from a split of the whole file."""
+        if self._other_breaks:
+            raw = self.text.splitlines()
+            return {n: raw[n - 1] for n in numbers if 0 < n <= len(raw)}
+        starts = self._split[0]
+        bounds = [(0, 0)] * (not starts or starts[0][0] > 0) + [(offset, i) for offset, i, _key in starts]
+        cuts = [i for _offset, i in bounds]  # the 0-based line each stretch of text starts on
+        pieces: dict[int, list[str]] = {}
+        out: dict[int, str] = {}
+        for n in numbers:
+            k = bisect.bisect_right(cuts, n - 1) - 1
+            if n < 1 or k < 0:
+                continue
+            if k not in pieces:
+                end = bounds[k + 1][0] if k + 1 < len(bounds) else len(self.text)
+                pieces[k] = self.text[bounds[k][0]:end].splitlines()
+            if n - 1 - cuts[k] < len(pieces[k]):
+                out[n] = pieces[k][n - 1 - cuts[k]]
+        return out
 
     def entry(self, key: str) -> LineDict | None:
         """The parsed entry of `key` (line numbers are the file's); raise YamlProblem if malformed."""

@@ -57,6 +57,7 @@ _TICKED = re.compile(r"`([^`]+)`")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*`(])")
 _NOT_ENACTED = re.compile(r"^status:\s*not yet enacted", re.IGNORECASE)
 _ISL_OSL = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+_RETIRED = re.compile(r"^(?:none\b|[-—–]+(?:\s|$))", re.IGNORECASE)  # an "Active scenarios" cell of a retired model
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,8 @@ class _Parser:
         self.retire_after = []
 
     def _prose(self, i: int, line: str) -> None:
+        if self.last_day is None and not self.last_table:
+            return  # outside a dated notice, with no notice table to mark pending: nothing to read
         marked = " ".join(_ticks(line).split())  # backticks kept: they mark prefixes
         if not marked:
             return
@@ -249,7 +252,7 @@ class _Parser:
             self.prefixes.update(prefixes)
             if active_col is not None:
                 active = _clean(_at(cells, active_col))
-                if re.match(r"^(?:none\b|[-—–]+(?:\s|$))", active, re.IGNORECASE):
+                if _RETIRED.match(active):
                     iso = _ISO.search(active)
                     self.out.append(Deprecation(line, f"{', '.join(prefixes)}: active scenarios: {active}",
                                                 prefixes, since=_iso(iso) if iso else None))
@@ -305,6 +308,8 @@ def _scenarios(text: str) -> list[str]:
 
 def _items(cell: str) -> list[str]:
     """Split a cell on commas outside parentheses."""
+    if "(" not in cell and ")" not in cell:
+        return [i for i in (part.strip() for part in cell.split(",")) if i]
     items, depth, current = [], 0, []
     for ch in cell:
         depth += (ch == "(") - (ch == ")")

@@ -89,10 +89,47 @@ def opens_with(body: str, phrase: str) -> bool:
     """Whether `body` begins with `phrase` as the text of its first block, a top-level paragraph."""
     if not phrase or not body.lstrip().startswith(phrase):
         return False
-    start = body.rfind("\n", 0, len(body) - len(body.lstrip())) + 1  # the first line that is not blank
-    blocks = markdown.read(_opening(body[start:start + OPENING_CHARS + 1].replace("\r\n", "\n"))).blocks
+    return _first_is_phrase(markdown.read(_opening(_from_first_line(body))).blocks, phrase)
+
+
+def _first_is_phrase(blocks: tuple[markdown.Block, ...], phrase: str) -> bool:
     return bool(blocks) and blocks[0].kind == "paragraph" and blocks[0].depth == 0 and not blocks[0].quoted \
         and blocks[0].text.startswith(phrase)
+
+
+def _first_line(body: str) -> int:
+    """Where the first line of `body` that is not blank starts."""
+    return body.rfind("\n", 0, len(body) - len(body.lstrip())) + 1
+
+
+def _from_first_line(body: str) -> str:
+    """The body from its first line that is not blank, as far as `_opening` may read."""
+    start = _first_line(body)
+    return body[start:start + OPENING_CHARS + 1].replace("\r\n", "\n")
+
+
+def _opens_in(doc: markdown.Document, body: str, phrase: str) -> bool | None:
+    """`opens_with(body, phrase)` read from `doc`, the whole of `body` read (`markdown.read(body, SIGNOFF_CHARS)`),
+    or None when `doc` cannot tell.
+
+    It can when the lines before the opening are blank ones (spaces, tabs), so the opening's lines start `doc`
+    too; when `doc`'s first block starts on the first of them; and when what decides that block lies within
+    the opening: a blank line ends the opening, or the block's last line is at least two lines above the
+    opening's last. A block rule decides on the lines up to the one that ends the block and the next (a table
+    needs two lines to interrupt a paragraph), so that block is the opening's first block too: a paragraph that
+    begins with `phrase` in both or in neither (a list, quote, fence, code or HTML block is decided by its first
+    line)."""
+    start = _first_line(body)
+    if len(body) > SIGNOFF_CHARS or body[:start].strip(" \t\n") or not doc.blocks:
+        return None
+    text = _from_first_line(body)
+    before = body.count("\n", 0, start)  # the blank lines before the opening
+    lines = _opening(text).count("\n") + 1
+    first = doc.blocks[0]
+    if first.line != before + 1 or (_BLANK_LINE.search(text, 0, OPENING_CHARS) is None and
+                                    first.end > before + lines - 1):
+        return None
+    return _first_is_phrase(doc.blocks, phrase)
 
 
 def _opening(body: str) -> str:
@@ -126,16 +163,32 @@ def version(comment: Comment) -> str:
 
 
 def find(comments: tuple[Comment, ...], phrase: str, bot_login: str = "") -> SignOff | None:
-    """The newest sign-off among `comments`, parsed; None when there is none."""
-    candidates = [c for c in comments if is_signoff(c, phrase, bot_login)]
+    """The newest sign-off among `comments`, parsed; None when there is none.
+
+    The newest comment that begins with the phrase is nearly always the sign-off: its body is read whole
+    first, and that reading also says whether the phrase opens it (`_opens_in`), so its opening is not read
+    again. Older ones are looked at only when it is not, each by its opening (as `is_signoff`)."""
+    candidates = sorted((c for c in comments if not is_bot(c, bot_login) and phrase and
+                         c.body.lstrip().startswith(phrase)), key=lambda c: (c.created_at, c.id), reverse=True)
     if not candidates:
         return None
-    return parse(max(candidates, key=lambda c: (c.created_at, c.id)))
+    newest = candidates[0]
+    doc = markdown.read(newest.body, SIGNOFF_CHARS)
+    opens = _opens_in(doc, newest.body, phrase)
+    if opens is None:
+        opens = opens_with(newest.body, phrase)
+    if opens:
+        return _signoff(newest, doc)
+    return next((parse(c) for c in candidates[1:] if opens_with(c.body, phrase)), None)
 
 
 def parse(comment: Comment) -> SignOff:
     """The sign-off's items above its detail section, and that section (see the module docstring)."""
-    items, detail, found, paragraphs = _checklist(markdown.read(comment.body, SIGNOFF_CHARS))
+    return _signoff(comment, markdown.read(comment.body, SIGNOFF_CHARS))
+
+
+def _signoff(comment: Comment, doc: markdown.Document) -> SignOff:
+    items, detail, found, paragraphs = _checklist(doc)
     return SignOff(comment, items, detail, found, paragraphs)
 
 

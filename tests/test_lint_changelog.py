@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from checks import lint
+from checks.changelog import expand_keys
 from checks.lint import changelog_append_only, changelog_pr_link, changelog_unknown_key
+from checks.masterconfig import MasterConfig
 from checks.result import Severity
 from tests.builders import changed, ctx
 from tests.test_lint_recipes import MASTER, OTHER, master_yaml
@@ -116,3 +121,16 @@ def test_unknown_key_ignores_history_and_malformed_entries():
     assert found(changelog_unknown_key, changelog_ctx(BASE + "- config-keys: [\n")) == []
     no_masters = ctx(files=[changed(PATH, BASE, BASE + entry("nothing", 100))])
     assert found(changelog_unknown_key, no_masters) == []
+
+
+_KEY_PIECES = ["k", "k1", "a-b", "*", "?", "[", "]", "[k", "1]", "-", "x"]
+_keys = st.lists(st.sampled_from(_KEY_PIECES), min_size=1, max_size=4).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_keys, st.lists(st.lists(_keys, max_size=4), min_size=1, max_size=3))
+def test_a_key_is_defined_exactly_when_it_matches_a_config_key(key, files):
+    configs = {f"c{n}.yaml": MasterConfig(f"c{n}.yaml", "".join(f"{k}:\n  a: 1\n# {key}\n" for k in keys))
+               for n, keys in enumerate(files)}
+    keys = [k for cfg in configs.values() for k in cfg.keys()]
+    assert changelog_unknown_key._defined(key, configs) == bool(expand_keys([key], keys))

@@ -1,8 +1,10 @@
-"""checks/masterconfig.py: the textual block split and the cheap read of an entry's scalar fields."""
+"""checks/masterconfig.py: the textual block split, the cheap read of an entry's scalar fields and of lines."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from checks.masterconfig import MasterConfig
 
@@ -56,3 +58,18 @@ def test_a_head_split_where_it_differs_from_base_has_the_blocks_of_a_whole_split
     base = MasterConfig("configs/nvidia-master.yaml", _BASE)
     for twin, text in ((base, head), (MasterConfig("configs/nvidia-master.yaml", head), _BASE)):
         assert MasterConfig(twin.path, text, twin).blocks == MasterConfig(twin.path, text).blocks
+
+
+_PIECES = ["k:\n", "  a: 1\n", "\n", "# c\n", "- x\n", "k: v", "'q': 1\n", " ", "\r\n", "\x85", "\u2028", "\t", "x"]
+_texts = st.lists(st.sampled_from(_PIECES), max_size=30).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_texts, _texts)
+@example(_BASE, _BASE.replace("m2\n", "m2x\n"))
+@example("", "")
+def test_lines_are_those_of_splitlines(base, head):
+    raw = head.splitlines()
+    numbers = set(range(1, len(raw) + 3))
+    for cfg in (MasterConfig("c.yaml", head), MasterConfig("c.yaml", head, MasterConfig("c.yaml", base))):
+        assert cfg.lines(numbers) == {n: raw[n - 1] for n in numbers if n <= len(raw)}

@@ -19,6 +19,7 @@ from typing import Iterator
 
 from ..changelog import expand_keys
 from ..context import Context
+from ..masterconfig import MasterConfig
 from ..result import Finding, Severity
 from ..yamlload import YamlProblem
 from .recipes import changelog_diff
@@ -32,7 +33,6 @@ def check(ctx: Context) -> Iterator[Finding]:
     configs = ctx.head_configs
     if diff is None or not diff.new or not configs:
         return
-    known = [key for cfg in configs.values() for key in cfg.keys()]
     where = ", ".join(sorted(configs))
     for entry in diff.new:
         try:
@@ -40,7 +40,15 @@ def check(ctx: Context) -> Iterator[Finding]:
         except YamlProblem:
             continue  # yaml-syntax reports it
         for key, line in keys:
-            if not expand_keys([key], known):
+            if not _defined(key, configs):
                 yield Finding(diff.head.path, line, ID, SEVERITY,
                               f"config key {key!r} matches no config defined at head in {where}; "
                               f"correct it to an existing config key (or add the config)")
+
+
+def _defined(key: str, configs: dict[str, MasterConfig]) -> bool:
+    """Whether `key` (a name or a shell glob) matches a top-level key of one of `configs`. A name without glob
+    characters matches only itself, which a file whose text lacks it cannot define: such a file is not split."""
+    if any(c in key for c in "*?["):
+        return bool(expand_keys([key], [k for cfg in configs.values() for k in cfg.keys()]))
+    return any(key in cfg.text and key in cfg.blocks for cfg in configs.values())
