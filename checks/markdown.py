@@ -72,7 +72,7 @@ class Document:
 
 def read(text: str, limit: int = MAX_CHARS) -> Document:
     """`text` (its first `limit` characters, cut at the end of a line) as Markdown blocks; never raises."""
-    text = text.replace("\r\n", "\n")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # every line break markdown-it sees: lines and blocks agree
     if len(text) > limit:
         cut = text.rfind("\n", 0, limit)
         text = text[:cut if cut > 0 else limit]

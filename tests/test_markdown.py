@@ -105,3 +105,12 @@ def test_table_rows_split_as_markdown_it_splits_them():
     assert [[getattr(t, f) for f in fields] for t in markdown._markdown().parse(text)] == \
         [[getattr(t, f) for f in fields] for t in stock.parse(text)]
     assert markdown.read(text).blocks[0].rows[1][1] == ("x|y", "z\\\\|w", "v \\| u")
+
+
+def test_a_lone_carriage_return_breaks_a_line_as_markdown_it_reads_it():
+    """markdown-it takes CR LF and a lone CR as line breaks: the document's lines are cut at the same places,
+    so every block's lines are lines of the document (a lone CR used to number blocks past its last line)."""
+    body = BODY.replace("\n", "\r", 3)
+    doc = markdown.read(body)
+    assert doc.blocks == markdown.read(BODY).blocks and doc.lines == markdown.read(BODY).lines
+    assert signoff.parse(comment(body)).items == signoff.parse(comment(BODY)).items
