@@ -165,10 +165,11 @@ class ScriptReader:
         ends = {c.line: c.end for c in self.script.commands}
         docs = self._heredocs
         for call in self.script.simple_commands:
-            self._track(call)
+            words = _unwrap(call.words)
+            self._track(words)
             doc = docs.get(call.line)
             end = max(ends.get(call.line, call.line), doc.end if doc else 0)
-            for what, target, undecided in self._judge(call, doc):
+            for what, target, undecided in self._judge(call, words, doc):
                 self.reading.sites.append(Site(self.path, call.line + self.offset, end + self.offset,
                                                f"{what} (`{snippet(self._source(call.line))}`)", target, undecided))
         self._mount_assignments()
@@ -212,8 +213,8 @@ class ScriptReader:
             return package_target(words[2]) if package_target(words[2]) is Target.ENGINE else Target.CLIENT
         return Target.OTHER
 
-    def _track(self, call: SimpleCommand) -> None:
-        words = _unwrap(call.words)
+    def _track(self, words: tuple[str, ...]) -> None:
+        """Clones and the working directory, from a command's words behind their wrappers (`_unwrap`)."""
         if words[:2] == ("git", "clone"):
             positional = _positional(words[2:], _CLONE_OPTIONS)
             if positional:
@@ -248,9 +249,17 @@ class ScriptReader:
         return path_target(text)
 
     # --- judging one command ---
-    def _judge(self, call: SimpleCommand, doc: Heredoc | None) -> list[tuple[str, str, bool]]:
-        words = _unwrap(call.words)
+    def _judge(self, call: SimpleCommand, words: tuple[str, ...], doc: Heredoc | None) -> list[tuple[str, str, bool]]:
+        """The sites of one command (`words`: its words behind their wrappers). Most commands are none that
+        `_sites_of` reads (`_JUDGED`, a python) and redirect no output, so they hold none: not read further."""
         name = posixpath.basename(words[0]) if words else ""
+        if not (name in _JUDGED or _PYTHON.match(name) or any(op in _OUT for op, _target in call.redirects)):
+            return []
+        return self._sites_of(call, words, name, doc)
+
+    def _sites_of(self, call: SimpleCommand, words: tuple[str, ...], name: str,
+                  doc: Heredoc | None) -> list[tuple[str, str, bool]]:
+        """`_judge`, reading every command (`name`: the base name of its first word)."""
         out: list[tuple[str, str, bool]] = []
         if name == "git" and len(words) > 1:
             out += self._git_apply(words)

@@ -358,3 +358,33 @@ def test_a_line_that_cannot_hold_a_site_holds_none():
                 found += bool(sites)
                 assert patch_sites._may_hold_site(code) or not sites, code
     assert found > len(_COMMAND_NAMES) * 6  # most of them are sites
+
+
+_REDIRECTS = ["", "> " + _ENGINE_FILE, ">> /opt/x/sitecustomize.py", "2>/dev/null", "< a.txt", "&> /opt/vllm/x.pth"]
+
+
+def _judged_both_ways(code: str) -> None:
+    """`_judge` (which reads only the commands that may hold a site) gives what `_sites_of` gives every command."""
+    reader = patch_sites.ScriptReader("x.sh", Script(code), _no_file)
+    reader.vars = reader._variables()
+    for call in reader.script.simple_commands:
+        words = patch_sites._unwrap(call.words)
+        name = patch_sites.posixpath.basename(words[0]) if words else ""
+        assert reader._judge(call, words, None) == reader._sites_of(call, words, name, None), code
+
+
+def test_a_command_judged_by_its_name_holds_the_sites_all_its_words_hold():
+    for name in _COMMAND_NAMES + ["mkdir", "export", "grep", "x/tee", "./python"]:
+        for args in _COMMAND_ARGS:
+            for redirect in _REDIRECTS:
+                for code in (f"{name} {args} {redirect}", f"sudo env A=1 timeout 10 {name} {args} {redirect}",
+                             f"/usr/bin/{name} {args}"):
+                    _judged_both_ways(code)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.text(alphabet="abcdeiklmnoprstuvyz3./_-", min_size=1, max_size=10),
+       args=st.sampled_from(_COMMAND_ARGS), redirect=st.sampled_from(_REDIRECTS),
+       wrapper=st.sampled_from(["", "sudo ", "nohup ", "env A=1 ", "timeout 5 ", "exec "]))
+def test_any_command_is_judged_alike_by_name_or_by_every_word(name, args, redirect, wrapper):
+    _judged_both_ways(f"{wrapper}{name} {args} {redirect}")
