@@ -147,7 +147,7 @@ class ScriptReader:
     is the runner's, not the pinned image's."""
 
     def __init__(self, path: str, script: Script, read, depth: int = 0, offset: int = 0, on_runner: bool = False,
-                 scripts: Callable[[str], Script] = Script):
+                 scripts: Callable[[str], Script] = Script, shared: dict[tuple[str, Script], Reading] | None = None):
         self.path = path
         self.script = script
         self.read = read  # path -> text | None; raises KeyError when the snapshot does not hold it
@@ -155,6 +155,9 @@ class ScriptReader:
         self.depth = depth
         self.offset = offset
         self.on_runner = on_runner
+        # (path, script) -> its reading, where no depth changes it; readers of one `read` share it
+        self.shared = {} if shared is None else shared
+        self.deep = False  # whether a shell script it runs was asked about: then its reading depends on `depth`
         self.reading = Reading()
         self.clones: dict[str, Target] = {}  # directory -> whose checkout it is
         self.cwd = ""
@@ -174,6 +177,8 @@ class ScriptReader:
                                                f"{what} (`{snippet(self._source(call.line))}`)", target, undecided))
         self._mount_assignments()
         self.reading.sites.sort(key=lambda site: (site.line, site.what))
+        if not (self.deep or self.offset or self.on_runner):  # what a script that runs it reads (`_program`)
+            self.shared[(self.path, self.script)] = self.reading
         return self.reading
 
     # --- state: variables, clones, working directory ---
@@ -386,14 +391,24 @@ class ScriptReader:
         if python:
             effect = program_effect(text, arg_targets)
             return [(f"runs {path}, which {effect}", base, False)] if effect else []
+        self.deep = True
         if self.depth >= MAX_DEPTH:
             return [(f"cannot decide: runs {path}, nested too deep to follow", base, True)] if _PATCHY.search(base) else []
-        inner = ScriptReader(path, self.scripts(text), self.read, self.depth + 1, scripts=self.scripts).sites()
+        inner = self._inner(path, self.scripts(text))
         self.reading.missing |= inner.missing
         if not inner.sites:
             return []
         first = inner.sites[0]
         return [(f"runs {path}, which {first.what.split(' (`')[0]} ({first.path}:{first.line})", base, first.undecided)]
+
+    def _inner(self, path: str, script: Script) -> Reading:
+        """The reading of a script this one runs, one level deeper: one that ran no shell script reads the same
+        at every depth, so when another reader read it so (`shared`), that reading."""
+        found = self.shared.get((path, script))
+        if found is None:
+            found = ScriptReader(path, script, self.read, self.depth + 1, scripts=self.scripts,
+                                 shared=self.shared).sites()
+        return found
 
     def _repo_text(self, path: str) -> str | None:
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -388,3 +390,25 @@ def test_a_command_judged_by_its_name_holds_the_sites_all_its_words_hold():
        wrapper=st.sampled_from(["", "sudo ", "nohup ", "env A=1 ", "timeout 5 ", "exec "]))
 def test_any_command_is_judged_alike_by_name_or_by_every_word(name, args, redirect, wrapper):
     _judged_both_ways(f"{wrapper}{name} {args} {redirect}")
+
+
+def test_a_script_read_once_reads_alike_for_the_scripts_that_run_it():
+    """A reading `ScriptReader` shares (`shared`) is the one the script would get read anew at its depth: in
+    any order of reading, whether the scripts run shell scripts in turn (then depth decides) or not."""
+    files = {"a.sh": "bash b.sh\n", "b.sh": "bash c_patch.sh\ngit apply x.diff\n", "c_patch.sh": "bash d_patch.sh\n",
+             "d_patch.sh": "git apply y.diff\n", "p.sh": "cd /opt/vllm && git apply z.diff\n", "q.sh": "bash p.sh\n",
+             "r.sh": "bash q.sh\nbash a.sh\nbash gone_patch.sh\n"}
+
+    def read(path: str) -> str:
+        return files[path]
+
+    for order in itertools.permutations(sorted(files), 4):
+        texts: dict[str, Script] = {}
+        shared: dict = {}
+
+        def scripts(text: str) -> Script:
+            return texts.setdefault(text, Script(text))
+
+        for path in order + tuple(sorted(files)):
+            reading = patch_sites.ScriptReader(path, scripts(files[path]), read, scripts=scripts, shared=shared).sites()
+            assert reading == patch_sites.ScriptReader(path, Script(files[path]), read).sites(), (order, path)
