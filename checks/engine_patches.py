@@ -103,7 +103,8 @@ def _reader(ctx: Context):
     return read
 
 
-def _file_sites(ctx: Context, f: ChangedFile) -> Reading:
+def _file_sites(ctx: Context, f: ChangedFile, shared: dict[tuple[str, Script], Reading]) -> Reading:
+    """The sites of a changed file; `shared`: the readings of scripts that one run may take (`ScriptReader`)."""
     text = f.head_text or ""
     read = _reader(ctx)
     if _is_patch_file(f.path):
@@ -115,13 +116,13 @@ def _file_sites(ctx: Context, f: ChangedFile) -> Reading:
     if f.path.endswith(".py"):
         return Reading(python_file_sites(f.path, text))
     if _is_shell(f.path, text):
-        return ScriptReader(f.path, ctx.script(text), read, scripts=ctx.script).sites()
+        return ScriptReader(f.path, ctx.script(text), read, scripts=ctx.script, shared=shared).sites()
     if f.path.startswith(".github/") and f.path.endswith((".yml", ".yaml")):
         return _workflow_sites(f.path, text, read)
     if _is_dockerfile(f.path):
         return Reading(_dockerfile_sites(f.path, text, read))
     if f.path.endswith((".yml", ".yaml")) and f.path.startswith(ctx.policy.recipe_root.rstrip("/") + "/"):
-        return _recipe_sites(ctx, f.path, text, read)
+        return _recipe_sites(ctx, f.path, text, read, shared)
     return Reading()
 
 
@@ -172,7 +173,7 @@ def _dockerfile_sites(path: str, text: str, read) -> list[Site]:
     return sites + line_sites(path, lines, read)
 
 
-def _recipe_sites(ctx: Context, path: str, text: str, read) -> Reading:
+def _recipe_sites(ctx: Context, path: str, text: str, read, shared: dict[tuple[str, Script], Reading]) -> Reading:
     """An srt-slurm recipe runs its `setup_script` (from the recipe root's `configs/`) in the container."""
     try:
         data = ctx.yaml(text)
@@ -182,7 +183,7 @@ def _recipe_sites(ctx: Context, path: str, text: str, read) -> Reading:
         return Reading()
     line = data.line_of("setup_script")
     wrapper = Script(f'bash "{ctx.policy.recipe_root.rstrip("/")}/configs/{data["setup_script"]}"\n')
-    return ScriptReader(path, wrapper, read, offset=line - 1, scripts=ctx.script).sites()
+    return ScriptReader(path, wrapper, read, offset=line - 1, scripts=ctx.script, shared=shared).sites()
 
 
 def analysis(ctx: Context) -> tuple[list[Site], list[Site], frozenset[str]]:
@@ -191,8 +192,9 @@ def analysis(ctx: Context) -> tuple[list[Site], list[Site], frozenset[str]]:
     introduced: list[Site] = []
     preexisting: list[Site] = []
     missing: set[str] = set()
+    shared: dict[tuple[str, Script], Reading] = {}  # the scripts read, for those that run them
     for f in sorted((f for f in ctx.changed_files if _in_scope(ctx, f)), key=lambda f: f.path):
-        reading = _file_sites(ctx, f)
+        reading = _file_sites(ctx, f, shared)
         missing |= reading.missing
         added = sorted({n for n, _ in ctx.added_lines(f)})
         for site in reading.sites:

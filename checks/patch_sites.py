@@ -147,7 +147,7 @@ class ScriptReader:
     is the runner's, not the pinned image's."""
 
     def __init__(self, path: str, script: Script, read, depth: int = 0, offset: int = 0, on_runner: bool = False,
-                 scripts: Callable[[str], Script] = Script):
+                 scripts: Callable[[str], Script] = Script, shared: dict[tuple[str, Script], Reading] | None = None):
         self.path = path
         self.script = script
         self.read = read  # path -> text | None; raises KeyError when the snapshot does not hold it
@@ -155,6 +155,9 @@ class ScriptReader:
         self.depth = depth
         self.offset = offset
         self.on_runner = on_runner
+        # (path, script) -> its reading, where no depth changes it; readers of one `read` share it
+        self.shared = {} if shared is None else shared
+        self.deep = False  # whether a shell script it runs was asked about: then its reading depends on `depth`
         self.reading = Reading()
         self.clones: dict[str, Target] = {}  # directory -> whose checkout it is
         self.cwd = ""
@@ -165,14 +168,17 @@ class ScriptReader:
         ends = {c.line: c.end for c in self.script.commands}
         docs = self._heredocs
         for call in self.script.simple_commands:
-            self._track(call)
+            words = _unwrap(call.words)
+            self._track(words)
             doc = docs.get(call.line)
             end = max(ends.get(call.line, call.line), doc.end if doc else 0)
-            for what, target, undecided in self._judge(call, doc):
+            for what, target, undecided in self._judge(call, words, doc):
                 self.reading.sites.append(Site(self.path, call.line + self.offset, end + self.offset,
                                                f"{what} (`{snippet(self._source(call.line))}`)", target, undecided))
         self._mount_assignments()
         self.reading.sites.sort(key=lambda site: (site.line, site.what))
+        if not (self.deep or self.offset or self.on_runner):  # what a script that runs it reads (`_program`)
+            self.shared[(self.path, self.script)] = self.reading
         return self.reading
 
     # --- state: variables, clones, working directory ---
@@ -212,8 +218,8 @@ class ScriptReader:
             return package_target(words[2]) if package_target(words[2]) is Target.ENGINE else Target.CLIENT
         return Target.OTHER
 
-    def _track(self, call: SimpleCommand) -> None:
-        words = _unwrap(call.words)
+    def _track(self, words: tuple[str, ...]) -> None:
+        """Clones and the working directory, from a command's words behind their wrappers (`_unwrap`)."""
         if words[:2] == ("git", "clone"):
             positional = _positional(words[2:], _CLONE_OPTIONS)
             if positional:
@@ -248,9 +254,17 @@ class ScriptReader:
         return path_target(text)
 
     # --- judging one command ---
-    def _judge(self, call: SimpleCommand, doc: Heredoc | None) -> list[tuple[str, str, bool]]:
-        words = _unwrap(call.words)
+    def _judge(self, call: SimpleCommand, words: tuple[str, ...], doc: Heredoc | None) -> list[tuple[str, str, bool]]:
+        """The sites of one command (`words`: its words behind their wrappers). Most commands are none that
+        `_sites_of` reads (`_JUDGED`, a python) and redirect no output, so they hold none: not read further."""
         name = posixpath.basename(words[0]) if words else ""
+        if not (name in _JUDGED or _PYTHON.match(name) or any(op in _OUT for op, _target in call.redirects)):
+            return []
+        return self._sites_of(call, words, name, doc)
+
+    def _sites_of(self, call: SimpleCommand, words: tuple[str, ...], name: str,
+                  doc: Heredoc | None) -> list[tuple[str, str, bool]]:
+        """`_judge`, reading every command (`name`: the base name of its first word)."""
         out: list[tuple[str, str, bool]] = []
         if name == "git" and len(words) > 1:
             out += self._git_apply(words)
@@ -377,14 +391,24 @@ class ScriptReader:
         if python:
             effect = program_effect(text, arg_targets)
             return [(f"runs {path}, which {effect}", base, False)] if effect else []
+        self.deep = True
         if self.depth >= MAX_DEPTH:
             return [(f"cannot decide: runs {path}, nested too deep to follow", base, True)] if _PATCHY.search(base) else []
-        inner = ScriptReader(path, self.scripts(text), self.read, self.depth + 1, scripts=self.scripts).sites()
+        inner = self._inner(path, self.scripts(text))
         self.reading.missing |= inner.missing
         if not inner.sites:
             return []
         first = inner.sites[0]
         return [(f"runs {path}, which {first.what.split(' (`')[0]} ({first.path}:{first.line})", base, first.undecided)]
+
+    def _inner(self, path: str, script: Script) -> Reading:
+        """The reading of a script this one runs, one level deeper: one that ran no shell script reads the same
+        at every depth, so when another reader read it so (`shared`), that reading."""
+        found = self.shared.get((path, script))
+        if found is None:
+            found = ScriptReader(path, script, self.read, self.depth + 1, scripts=self.scripts,
+                                 shared=self.shared).sites()
+        return found
 
     def _repo_text(self, path: str) -> str | None:
         try:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .context import Context
-from .masterconfig import iter_fields
 from .recipe_index import recipe_index
 from .runs import SIZING, PointRun, head_points, iter_changed_runs, launchers, run_of
 from .bash import reads_call_names, reads_first_field
@@ -87,10 +86,21 @@ def _entries_running(ctx: Context, path: str, limit: int) -> list[tuple[str, str
     script = path.startswith("benchmarks/") and name.endswith(".sh")
     if launcher or script:
         prefix = name.split("_", 1)[0]
-        for config_path, key, fields in iter_fields(ctx.head_configs):
-            if (script and fields.get("model-prefix") == prefix) or (
-                    launcher and path in launchers(ctx, fields.get("runner", ""))):
-                keys.add((config_path, key))
+        launched: dict[str, bool] = {}  # runner label -> whether `path` is one of its launchers (asked once)
+        for config_path, cfg in ctx.head_configs.items():
+            for key, block in cfg.blocks.items():
+                if script and prefix not in block.text:
+                    continue  # its model-prefix, read from this text, cannot be the script's
+                fields = cfg.fields(key)
+                if script:
+                    runs = fields.get("model-prefix") == prefix
+                else:
+                    runner = fields.get("runner", "")
+                    if runner not in launched:
+                        launched[runner] = path in launchers(ctx, runner)
+                    runs = launched[runner]
+                if runs:
+                    keys.add((config_path, key))
     out = []
     for config_path, key in sorted(keys):
         if len(out) >= limit:

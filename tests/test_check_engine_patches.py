@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -358,3 +360,55 @@ def test_a_line_that_cannot_hold_a_site_holds_none():
                 found += bool(sites)
                 assert patch_sites._may_hold_site(code) or not sites, code
     assert found > len(_COMMAND_NAMES) * 6  # most of them are sites
+
+
+_REDIRECTS = ["", "> " + _ENGINE_FILE, ">> /opt/x/sitecustomize.py", "2>/dev/null", "< a.txt", "&> /opt/vllm/x.pth"]
+
+
+def _judged_both_ways(code: str) -> None:
+    """`_judge` (which reads only the commands that may hold a site) gives what `_sites_of` gives every command."""
+    reader = patch_sites.ScriptReader("x.sh", Script(code), _no_file)
+    reader.vars = reader._variables()
+    for call in reader.script.simple_commands:
+        words = patch_sites._unwrap(call.words)
+        name = patch_sites.posixpath.basename(words[0]) if words else ""
+        assert reader._judge(call, words, None) == reader._sites_of(call, words, name, None), code
+
+
+def test_a_command_judged_by_its_name_holds_the_sites_all_its_words_hold():
+    for name in _COMMAND_NAMES + ["mkdir", "export", "grep", "x/tee", "./python"]:
+        for args in _COMMAND_ARGS:
+            for redirect in _REDIRECTS:
+                for code in (f"{name} {args} {redirect}", f"sudo env A=1 timeout 10 {name} {args} {redirect}",
+                             f"/usr/bin/{name} {args}"):
+                    _judged_both_ways(code)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.text(alphabet="abcdeiklmnoprstuvyz3./_-", min_size=1, max_size=10),
+       args=st.sampled_from(_COMMAND_ARGS), redirect=st.sampled_from(_REDIRECTS),
+       wrapper=st.sampled_from(["", "sudo ", "nohup ", "env A=1 ", "timeout 5 ", "exec "]))
+def test_any_command_is_judged_alike_by_name_or_by_every_word(name, args, redirect, wrapper):
+    _judged_both_ways(f"{wrapper}{name} {args} {redirect}")
+
+
+def test_a_script_read_once_reads_alike_for_the_scripts_that_run_it():
+    """A reading `ScriptReader` shares (`shared`) is the one the script would get read anew at its depth: in
+    any order of reading, whether the scripts run shell scripts in turn (then depth decides) or not."""
+    files = {"a.sh": "bash b.sh\n", "b.sh": "bash c_patch.sh\ngit apply x.diff\n", "c_patch.sh": "bash d_patch.sh\n",
+             "d_patch.sh": "git apply y.diff\n", "p.sh": "cd /opt/vllm && git apply z.diff\n", "q.sh": "bash p.sh\n",
+             "r.sh": "bash q.sh\nbash a.sh\nbash gone_patch.sh\n"}
+
+    def read(path: str) -> str:
+        return files[path]
+
+    for order in itertools.permutations(sorted(files), 4):
+        texts: dict[str, Script] = {}
+        shared: dict = {}
+
+        def scripts(text: str) -> Script:
+            return texts.setdefault(text, Script(text))
+
+        for path in order + tuple(sorted(files)):
+            reading = patch_sites.ScriptReader(path, scripts(files[path]), read, scripts=scripts, shared=shared).sites()
+            assert reading == patch_sites.ScriptReader(path, Script(files[path]), read).sites(), (order, path)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping, NamedTuple
 
 from .builtins import MAX_RESOLVED, PATTERN_OPS
 from .interpreter import DECLARATIONS, Given, Interpreter, Launch, State, Trace, exported_token, may_launch_untraced
 from .lines import ShellCommand, ShellLine, logical, physical
 from .reading import read, read_lines, read_whole
+from .record import record
 from .syntax import Func, Simple, children, walk
 from .tree import MAX_SCRIPT
 from .values import Evaluator, Token, written
@@ -41,9 +42,10 @@ class Assignment:
         return as_written(self.value.parts if self.value is not None else ())
 
 
-@dataclass(frozen=True)
-class SimpleCommand:
-    """One simple command as bash reads it, for readers that judge what a command does.
+@record
+class SimpleCommand(NamedTuple):
+    """One simple command as bash reads it, for readers that judge what a command does (a record: one is made
+    per command of every script a reader judges).
 
     `words` are the command's words with each variable the script fixes substituted; an unknown value stays
     as written (`$X`), a command substitution as `$(...)` (never run). `quoted` says which words were
