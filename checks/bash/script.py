@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping, NamedTuple
 
 from .builtins import MAX_RESOLVED, PATTERN_OPS
 from .interpreter import DECLARATIONS, Given, Interpreter, Launch, State, Trace, exported_token, may_launch_untraced
 from .lines import ShellCommand, ShellLine, logical, physical
 from .reading import read, read_lines, read_whole
+from .record import record
 from .syntax import Func, Simple, children, walk
 from .tree import MAX_SCRIPT
 from .values import Evaluator, Token, written
@@ -21,8 +21,8 @@ _FIXED_OPS = frozenset({"", ":-", "-", ":=", "=", *PATTERN_OPS})  # what a fixed
 _END = object()
 
 
-@dataclass(frozen=True)
-class Assignment:
+@record
+class Assignment(NamedTuple):
     """A variable the script sets: `NAME=value`, `NAME+=value`, `NAME=(items)`, alone or as an argument of
     `export` / `declare` / `local` / `readonly` / `typeset`. Prefix assignments (`NAME=value cmd`) only set
     the command's environment and are not listed."""
@@ -41,8 +41,8 @@ class Assignment:
         return as_written(self.value.parts if self.value is not None else ())
 
 
-@dataclass(frozen=True)
-class SimpleCommand:
+@record
+class SimpleCommand(NamedTuple):
     """One simple command as bash reads it, for readers that judge what a command does.
 
     `words` are the command's words with each variable the script fixes substituted; an unknown value stays

@@ -12,7 +12,6 @@ line (`| python3 -`, `|| true`, `2>&1 | tee log`, a second `<<B`) becomes part o
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
 from tree_sitter import Node
@@ -35,7 +34,8 @@ _BLANKS = re.compile(rb"(?<!\\)[ \t]")
 _BLANK_BYTES = frozenset(b" \t\r\n")
 
 
-# The syntax tree. A statement list is a tuple of these nodes.
+# The syntax tree. A statement list is a tuple of these nodes, each a record (compared as a frozen dataclass,
+# built as one tuple: a script has hundreds).
 
 @record
 class Simple(NamedTuple):
@@ -48,41 +48,41 @@ class Simple(NamedTuple):
     redirects: tuple[tuple[str, Word], ...] = ()  # (operator, target word), e.g. (">", file), ("<<", delimiter)
 
 
-@dataclass(frozen=True)
-class AndOr:
+@record
+class AndOr(NamedTuple):
     first: object
     rest: tuple[tuple[str, object], ...]  # ("&&" | "||", node)
 
 
-@dataclass(frozen=True)
-class Not:
+@record
+class Not(NamedTuple):
     node: object
 
 
-@dataclass(frozen=True)
-class If:
+@record
+class If(NamedTuple):
     clauses: tuple[tuple[tuple, tuple], ...]  # (condition statements, body statements)
     orelse: tuple
 
 
-@dataclass(frozen=True)
-class Case:
+@record
+class Case(NamedTuple):
     word: Word
     items: tuple[tuple[tuple[Word, ...], tuple], ...]
 
 
-@dataclass(frozen=True)
-class Loop:
+@record
+class Loop(NamedTuple):
     body: tuple
 
 
-@dataclass(frozen=True)
-class Group:
+@record
+class Group(NamedTuple):
     body: tuple
 
 
-@dataclass(frozen=True)
-class Func:
+@record
+class Func(NamedTuple):
     name: str
     body: tuple
     line: int  # where the definition starts
