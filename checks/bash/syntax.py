@@ -18,7 +18,7 @@ from tree_sitter import Node
 
 from .record import record
 from .tree import Source
-from .words import WORD_NODES, Part, Word, WordReader, delimiter, join, literal
+from .words import WORD_NODES, Part, Word, WordReader, delimiter, join, literal, new_word
 
 MAX_DEPTH = 60  # compound commands nested deeper are not read
 
@@ -322,7 +322,7 @@ class Builder:
         text = self.src.text(start, end)
         if "\\" in text or " " in text or "\t" in text:
             return None
-        return Word(self.words.plain(text), self.src.line(start))
+        return new_word((self.words.plain(text), self.src.line(start)))
 
     def _lone_word(self, node: Node, kind: str) -> Word | None:
         """The word a leaf of kind `kind` is among words each after one blank; None for a `word` holding a
@@ -586,7 +586,7 @@ class Builder:
                 start = child.start_byte
                 at = line(start)
                 text = self.src.of_node(child)  # an operator: its parts built once for each text
-                out.append((at, start, child.end_byte, Word(self.words.plain(text), at) if text else literal(text, at),
+                out.append((at, start, child.end_byte, new_word((self.words.plain(text), at)) if text else literal(text, at),
                             False))
         return out
 
