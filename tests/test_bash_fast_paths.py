@@ -3,7 +3,8 @@ without pieces, evaluating a one-candidate parameter, a word of one quoted param
 directly, a run of literal parts as one text, leaving the words of a command unexpanded when the interpreter
 (or a trace's watch) reads none of them, merging states by the bindings that differ, not running a script none
 of whose commands can launch, not parsing a `$(...)` body that cannot be a pure builtin or that is one quiet
-command, and recording a call by its name when that is all the caller reads."""
+command, recording a call by its name when that is all the caller reads, and building a record from the tuple of
+its fields (`record.builder`)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from checks.bash.interpreter import (Binding, Interpreter, State, _substitutes, 
 from checks.bash.syntax import _BLANKS, Builder, Simple, _Piece
 from checks.bash.tree import Source, parse
 from checks.bash.values import UNSET, Evaluator, Token, _fields, dedupe, mark, written
-from checks.bash.words import Part, Word
+from checks.bash.lines import ShellLine, _new_line
+from checks.bash.words import Part, Word, new_word
 
 _WORDS = ["echo", "vllm", "serve", "nohup", "python3", "-m", "sglang.launch_server", "f", "export", "local",
           "declare", "unset", "[", "]", "[[", "]]", "=", "test", "true", "exit", "return", "cd", "eval", "bash",
@@ -360,3 +362,15 @@ def test_calls_read_for_their_names_are_the_calls_with_their_first_word(text, kn
     assert [(c.words, c.line) for c in named.calls] == [(c.words[:1], c.line) for c in full.calls]
     assert (named.runs, named.steps) == (full.runs, full.steps)
     assert set(named.known.asked) <= set(full.known.asked)
+
+
+@settings(max_examples=200, deadline=None)
+@given(scripts)
+def test_records_built_from_their_fields_are_the_records_their_classes_build(text):
+    script = Script(text)
+    for ln in script.lines:
+        built = _new_line(tuple(ln))
+        assert built == ShellLine(*ln) and type(built) is ShellLine and hash(built) == hash(ShellLine(*ln))
+    for node in script.statements:
+        for word in getattr(node, "words", ()):
+            assert new_word(tuple(word)) == Word(*word) and type(new_word(tuple(word))) is Word

@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Callable, Iterable, NamedTuple
 
 from .reading import Reading
-from .record import record
+from .record import builder, record
 from .tree import Source, captures, parse, query
 from .words import Part
 
@@ -48,6 +48,9 @@ class ShellLine(NamedTuple):
         return cls(number, text, code, None, code)
 
 
+_new_line = builder(ShellLine)
+
+
 @record
 class ShellCommand(NamedTuple):
     """A logical line: the physical lines bash reads as one (over a trailing backslash, or an open quote,
@@ -82,15 +85,17 @@ def heredoc_bodies(lines: Iterable[ShellLine]) -> dict[int, list[ShellLine]]:
 def physical(raw: list[str], read: Reading, embedded: bool,
              expand: Callable[[str, list[tuple[int, int, Part]]], str]) -> tuple[ShellLine, ...]:
     """Every line, classified: code without comments, heredoc bodies, variables expanded (`expand`)."""
-    codes = []
-    for n, text in enumerate(raw, 1):
-        col = read.comments.get(n)
-        codes.append(line_code(text) if n > read.lexed else (text if col is None else text[:col]).rstrip())
+    comments, refs_of = read.comments, read.refs
+
+    def code_of(n: int, text: str) -> str:
+        col = comments.get(n)
+        return line_code(text) if n > read.lexed else (text if col is None else text[:col]).rstrip()
+
     docs: dict[int, Heredoc] = {}
     ends: set[int] = set()
     python_at: dict[int, int] = {}  # line -> column of the first python on it (-1: none)
     for d in read.docs:
-        opener = codes[d.line - 1]
+        opener = code_of(d.line, raw[d.line - 1])
         if d.line not in python_at:
             m = _PYTHON_CMD.search(opener)
             python_at[d.line] = m.start() if m else -1
@@ -103,11 +108,11 @@ def physical(raw: list[str], read: Reading, embedded: bool,
         if d.closed:
             ends.add(d.last)
     out = []
-    for n, text in enumerate(raw, 1):
+    for n, text in enumerate(raw, 1):  # (a body line's code is the line: most of a patch script's lines)
         doc = docs.get(n)
-        code = text if doc is not None else "" if n in ends else codes[n - 1]
-        refs = read.refs.get(n)
-        out.append(ShellLine(n, text, code, doc, expand(code, refs) if refs else code))
+        code = text if doc is not None else "" if n in ends else code_of(n, text)
+        refs = refs_of.get(n)
+        out.append(_new_line((n, text, code, doc, expand(code, refs) if refs else code)))
     return tuple(out)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Iterator, Mapping, NamedTuple
 
@@ -22,8 +21,8 @@ _FIXED_OPS = frozenset({"", ":-", "-", ":=", "=", *PATTERN_OPS})  # what a fixed
 _END = object()
 
 
-@dataclass(frozen=True)
-class Assignment:
+@record
+class Assignment(NamedTuple):
     """A variable the script sets: `NAME=value`, `NAME+=value`, `NAME=(items)`, alone or as an argument of
     `export` / `declare` / `local` / `readonly` / `typeset`. Prefix assignments (`NAME=value cmd`) only set
     the command's environment and are not listed."""

@@ -12,14 +12,13 @@ line (`| python3 -`, `|| true`, `2>&1 | tee log`, a second `<<B`) becomes part o
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
 from tree_sitter import Node
 
 from .record import record
 from .tree import Source
-from .words import WORD_NODES, Part, Word, WordReader, delimiter, join, literal
+from .words import WORD_NODES, Part, Word, WordReader, delimiter, join, literal, new_word
 
 MAX_DEPTH = 60  # compound commands nested deeper are not read
 
@@ -35,7 +34,8 @@ _BLANKS = re.compile(rb"(?<!\\)[ \t]")
 _BLANK_BYTES = frozenset(b" \t\r\n")
 
 
-# The syntax tree. A statement list is a tuple of these nodes.
+# The syntax tree. A statement list is a tuple of these nodes, each a record (compared as a frozen dataclass,
+# built as one tuple: a script has hundreds).
 
 @record
 class Simple(NamedTuple):
@@ -48,41 +48,41 @@ class Simple(NamedTuple):
     redirects: tuple[tuple[str, Word], ...] = ()  # (operator, target word), e.g. (">", file), ("<<", delimiter)
 
 
-@dataclass(frozen=True)
-class AndOr:
+@record
+class AndOr(NamedTuple):
     first: object
     rest: tuple[tuple[str, object], ...]  # ("&&" | "||", node)
 
 
-@dataclass(frozen=True)
-class Not:
+@record
+class Not(NamedTuple):
     node: object
 
 
-@dataclass(frozen=True)
-class If:
+@record
+class If(NamedTuple):
     clauses: tuple[tuple[tuple, tuple], ...]  # (condition statements, body statements)
     orelse: tuple
 
 
-@dataclass(frozen=True)
-class Case:
+@record
+class Case(NamedTuple):
     word: Word
     items: tuple[tuple[tuple[Word, ...], tuple], ...]
 
 
-@dataclass(frozen=True)
-class Loop:
+@record
+class Loop(NamedTuple):
     body: tuple
 
 
-@dataclass(frozen=True)
-class Group:
+@record
+class Group(NamedTuple):
     body: tuple
 
 
-@dataclass(frozen=True)
-class Func:
+@record
+class Func(NamedTuple):
     name: str
     body: tuple
     line: int  # where the definition starts
@@ -322,7 +322,7 @@ class Builder:
         text = self.src.text(start, end)
         if "\\" in text or " " in text or "\t" in text:
             return None
-        return Word(self.words.plain(text), self.src.line(start))
+        return new_word((self.words.plain(text), self.src.line(start)))
 
     def _lone_word(self, node: Node, kind: str) -> Word | None:
         """The word a leaf of kind `kind` is among words each after one blank; None for a `word` holding a
@@ -586,7 +586,7 @@ class Builder:
                 start = child.start_byte
                 at = line(start)
                 text = self.src.of_node(child)  # an operator: its parts built once for each text
-                out.append((at, start, child.end_byte, Word(self.words.plain(text), at) if text else literal(text, at),
+                out.append((at, start, child.end_byte, new_word((self.words.plain(text), at)) if text else literal(text, at),
                             False))
         return out
 

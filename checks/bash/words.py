@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from tree_sitter import Node
 
+from .record import builder
 from .tree import Source
 
 MAX_NESTING = 16  # `${...}` inside `${...}`: deeper arguments are not read (the value is unknown)
@@ -64,6 +65,9 @@ class Word(NamedTuple):
         if all(p.kind == "lit" and not p.quoted for p in parts):
             return "".join(p.text for p in self.parts)
         return None
+
+
+new_word = builder(Word)  # Word(parts, line) from (parts, line), for the words read by the thousand
 
 
 def literal(text: str, line: int) -> Word:
@@ -185,7 +189,7 @@ class WordReader:
             start = node.start_byte
             text = src.text(start, node.end_byte)
             if "\\" not in text:
-                return Word(self.plain(text), src.line(start))
+                return new_word((self.plain(text), src.line(start)))
         parts: list[Part] = []
         if kind == "string":  # the next most common ones read as `parts` reads them
             self._string(node, parts, 0)
@@ -193,7 +197,7 @@ class WordReader:
             self._simple_expansion(node, parts, False)
         else:
             self.parts(node, parts, False, 0)
-        return Word(_dollars(tuple(parts)) if len(parts) > 1 else tuple(parts), src.line(begins(src, node)))
+        return new_word((_dollars(tuple(parts)) if len(parts) > 1 else tuple(parts), src.line(begins(src, node))))
 
     def sequence(self, node: Node, start: int, end: int, out: list[Part]) -> None:
         """The parts of `node`'s children between byte offsets `start` and `end` (an assignment's value)."""
