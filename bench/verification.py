@@ -13,11 +13,9 @@ the bot: its peak RSS is the bot's. Here:
    but what the cold run published; the fake's ledger tells how many of its
    requests counted against the rate limit (a 304 does not);
 3. peak RSS (`ru_maxrss` of this process) after both;
-4. engine CPU: `time.process_time()` around `checks.engine.evaluate` on the
-   snapshot `app.offline.snapshot_from_world` builds (median of several runs;
-   `evaluate` builds a fresh Context each time; building the snapshot is not timed),
-   cold: the process-wide caches of `checks` emptied before each run, as
-   bench/engine.py measures it (`clear_caches`).
+4. the size of the world's offline snapshot (`snapshot_chars`), which names the
+   largest world. Engine CPU is measured apart, for all worlds in one process
+   (bench/engine.py `interleaved`).
 
 Depth is the longest chain of requests in which each one started after the
 previous one's response had arrived (client-side timestamps from httpx's
@@ -38,7 +36,6 @@ from __future__ import annotations
 import asyncio
 import json
 import resource
-import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -57,10 +54,6 @@ from app.replay import REPLAY_APP_ID, throwaway_key  # noqa: E402
 from app.scheduling import collect_less  # noqa: E402
 from app.server import SWITCH_SECONDS  # noqa: E402
 from app.world import World  # noqa: E402
-from checks.engine import evaluate  # noqa: E402
-from engine import clear_caches  # noqa: E402  (bench/engine.py, beside this file)
-
-ENGINE_RUNS = 7
 
 
 @dataclass(frozen=True, order=True)
@@ -157,18 +150,6 @@ async def timed_verifications(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def engine_cpu_ms(world_dir: str) -> tuple[float, int]:
-    """Median cold CPU time of `evaluate` over ENGINE_RUNS, and the snapshot's size in text characters."""
-    snap = snapshot_from_world(World.load(world_dir))
-    times = []
-    for _ in range(ENGINE_RUNS):
-        clear_caches()
-        start = time.process_time()
-        evaluate(snap)
-        times.append((time.process_time() - start) * 1000)
-    return statistics.median(times), snapshot_chars(snap)
-
-
 def snapshot_chars(snap) -> int:
     """How much text a snapshot holds: the measure of a world's size."""
     texts = [t for f in snap.files for t in (f.base_text, f.head_text) if t]
@@ -192,14 +173,13 @@ def main() -> int:
     idle = peak_rss_mb()
     runs = asyncio.run(timed_verifications(spec))
     peak = peak_rss_mb()
-    engine_ms, chars = engine_cpu_ms(spec["world_dir"])
+    chars = snapshot_chars(snapshot_from_world(World.load(spec["world_dir"])))
     cold, warm = runs["cold"], runs["warm"]
     print(json.dumps({
         "wall_s": round(cold["wall_s"], 3),
         "requests": cold["requests"],
         "rate_limited_requests_warm": warm["rate_limited"],
         "depth": cold["depth"],
-        "engine_cpu_ms": round(engine_ms, 1),
         "peak_rss_mb": round(peak, 1),
         "rate_limited_requests": cold["rate_limited"],
         "warm_wall_s": round(warm["wall_s"], 3),
