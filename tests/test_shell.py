@@ -3,11 +3,16 @@ reads them. The interpreter (`Script.launches`) is tested with the server args i
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checks.bash import MAX_SCRIPT, Script, ShellLine, line_code
 from checks.bash.tree import parse
+from checks.bash.words import ansi_c
 
 
 def test_comments_are_stripped_outside_quotes():
@@ -270,3 +275,33 @@ def test_text_past_the_limit_is_still_read_as_lines():
     script = Script(text)
     assert len(script.lines) == text.count("\n")
     assert [ln.code for ln in script.lines[-2:]] == ["echo a", "vllm serve m"]
+
+
+# $'...' strings as bash 5.2 gives them (printf '%s' $'...' | od), its bytes read as UTF-8 with U+FFFD for the rest.
+ANSI_C = {r"\n\t\e\E\?": "\n\t\x1b\x1b?", r"\x41\x4\xg\x": "A\x04\\xg\\x", r"\u41\u00e9\U1F600\u": "Aé😀\\u",
+          r"\cA\c?\ca\c[": "\x01\x7f\x01\x1b", "\\c\\\\": "\x1c", "\\c\\a": "\x1ca", "x\\c": "x\\c",
+          r"\101\1234\0101\8": "AS4\x081\\8", r"a\0b": "a", r"\400": "", r"\777\xFFF": "\ufffd\ufffdF",
+          r"\/\q\N{DASH}": "\\/\\q\\N{DASH}", "é\\n": "é\n", r"\cé": "\x03\ufffd", r"\U7FFFFFFF": "\ufffd" * 6,
+          r"\UFFFFFFFF": "", r"\ud800": "\ufffd" * 3, r"\"\'": "\"'", r"\x{41}B\x{4142}\x{41zz}": "ABBAzz}",
+          r"a\x{}b": "a"}
+
+
+def test_an_ansi_c_string_reads_as_bash_reads_it():
+    for text, value in ANSI_C.items():
+        assert ansi_c(text) == value, text
+    script = Script("X=$'a\\tb\\u00e9'\n")
+    assert script.value_of(script.assignments[0]) == "a\tbé"
+
+
+_ESCAPES = st.sampled_from(list("abeEfnrtvxuUcq0178?N\\'\"é/[{}"))
+_PLAIN = st.sampled_from(list("aA0F7{}é ;x"))
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_ESCAPES, st.booleans()).map(lambda t: "\\" + t[0] if t[1] else t[0].strip("\\'"))
+                | _PLAIN.map(str), max_size=12).map("".join))
+def test_an_ansi_c_string_reads_as_the_installed_bash_reads_it(text):
+    code = "printf '%s' $'" + text + "'"
+    out = subprocess.run(["bash", "-c", code], capture_output=True, check=True, env={"LC_ALL": "C.UTF-8"}).stdout
+    assert ansi_c(text) == out.decode("utf-8", "replace")

@@ -24,6 +24,10 @@ _BRACED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|\d+|[@*#?$!-])(?:\[([^\]]*)\])?")
 _OPERATOR = re.compile(r":?[-=+?]|%%|%|##|#|//|/")
 _SPECIAL = frozenset("@*#?$!-0123456789")
 _AFTER_DOLLAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
+_ANSI_C = re.compile(rb"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x(?:\{([0-9A-Fa-f]*)\}?|([0-9A-Fa-f]{1,2}))"
+                     rb"|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|c(\\\\|.))", re.DOTALL)
+_ANSI_C_SIMPLE = {b"a": b"\a", b"b": b"\b", b"e": b"\x1b", b"E": b"\x1b", b"f": b"\f", b"n": b"\n", b"r": b"\r",
+                  b"t": b"\t", b"v": b"\v", b"\\": b"\\", b"'": b"'", b'"': b'"', b"?": b"?"}
 
 WORD_NODES = frozenset({
     "word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation", "simple_expansion",
@@ -235,7 +239,7 @@ class WordReader:
         elif kind == "ansi_c_string":
             text = self.src.of_node(node)[2:]
             text = text[:-1] if text.endswith("'") else text
-            out.append(Part("lit", text.encode("utf-8", "replace").decode("unicode_escape", "replace"), True))
+            out.append(Part("lit", ansi_c(text), True))
         elif kind == "translated_string":  # `$"..."`: bash's locale translation, read as the string
             out.append(Part("lit", "$", quoted))
             self._sequence(node, node.start_byte + 1, node.end_byte, out, quoted, depth)
@@ -380,3 +384,44 @@ class WordReader:
         last = children[-1] if len(children) > 1 else None
         end = last.start_byte if last is not None and not last.is_named and not last.is_missing else node.end_byte
         return self.src.text(start, max(start, end))
+
+
+
+def ansi_c(text: str) -> str:
+    """The value of `$'text'` as bash 5 gives it in a UTF-8 locale: `\\n`, `\\t`, `\\e`, `\\?` and the other
+    ANSI C escapes, `\\nnn` (1-3 octal digits, taken modulo 256), `\\xHH` (1-2 hex digits) and `\\x{H...}`,
+    `\\uHHHH` and `\\UHHHHHHHH` (1-4 and 1-8 hex digits, encoded as bash encodes them), `\\cX` (control-X),
+    and the string cut at its first NUL; any other backslash stays with the character after it (`\\q` is
+    `\\q`). Bash works on bytes: what is not UTF-8 in the result reads as U+FFFD. tests/test_shell.py
+    holds bash's own answers."""
+    raw = text.encode("utf-8", "replace")
+    if b"\\" not in raw:
+        return text
+    return _ANSI_C.sub(_ansi_c_escape, raw).split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def _ansi_c_escape(m: re.Match[bytes]) -> bytes:
+    simple, octal, braced, hex_, u4, u8, control = m.groups()
+    if simple is not None:
+        return _ANSI_C_SIMPLE[simple]
+    if octal is not None:
+        return bytes([int(octal, 8) & 0xFF])
+    if braced is not None:  # `\x{HH...}`: any number of hex digits (none: 0), the `}` optional
+        return bytes([int(braced or "0", 16) & 0xFF])
+    if hex_ is not None:
+        return bytes([int(hex_, 16)])
+    if control is not None:
+        return b"\x7f" if control == b"?" else bytes([control[0] & 0x1F])
+    return _utf8(int(u4 or u8, 16))
+
+
+def _utf8(code: int) -> bytes:
+    """A code point as bash writes it in a UTF-8 locale: the original UTF-8 of up to six bytes (31 bits), so
+    surrogates and points past U+10FFFF too; nothing for a larger number."""
+    if code < 0x80:
+        return bytes([code])
+    for size, limit in ((2, 0x800), (3, 0x10000), (4, 0x200000), (5, 0x4000000), (6, 0x80000000)):
+        if code < limit:
+            tail = [0x80 | (code >> 6 * k) & 0x3F for k in range(size - 2, -1, -1)]
+            return bytes([(0xFF << (8 - size)) & 0xFF | code >> 6 * (size - 1), *tail])
+    return b""
