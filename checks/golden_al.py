@@ -75,8 +75,10 @@ from .context import Context
 from .result import CheckResult, Finding, Severity, Status
 from .runs import head_points
 from .signoff import links
-from .spec_settings import Simulation, SpecConfig
-from .specdecode import SpecUnit, entry_is_agentic, inventory, point_is_spec
+from . import engines
+from .spec_settings import Simulation
+from .specdecode import SpecUnit, entry_is_agentic, point_is_spec
+from .specmodel import SpecRead, eval_twin, model
 from .yamlload import YamlProblem, load
 
 NUMBER = 11
@@ -90,20 +92,20 @@ TOLERANCE = 0.005
 _REQUIREMENT = re.compile(r"^#\s*speculative-config:\s*(.*)$", re.MULTILINE)
 
 
-def _fmt(value: float) -> str:
-    return f"{value:.2f}".rstrip("0").rstrip(".")
+_fmt = engines.fmt
 
 
 class _Golden:
     """The golden AL lookup for one config: a value, or why there is none."""
 
-    def __init__(self, ctx: Context, unit: SpecUnit, config: SpecConfig):
+    def __init__(self, ctx: Context, read: SpecRead):
+        unit, config = read.unit, read.config
         self.value: float | None = None
         self.source = ""
         self.problem = ""
         self.no_curve = False
         directory = ctx.policy.golden_al_dir.rstrip("/") + "/"
-        stem = f"{unit.model_prefix}_{config.method}"
+        stem = engines.curve_stem(unit.model_prefix, config.method)
         curves = list(ctx.need.golden(stem)) if unit.model_prefix and config.method else []
         if not curves:
             self.no_curve = True
@@ -111,7 +113,8 @@ class _Golden:
                             f"{config.method or 'unknown draft method'} in {directory}")
             return
         path, text = self._select(curves, stem, directory, config)
-        self.source = f"{posixpath.basename(path)} {unit.thinking}/{config.num_tokens}"
+        self.source = f"{posixpath.basename(path)} {read.thinking}/{config.num_tokens}"
+        self.assumed = f"; {read.thinking_why}" if read.thinking_why.startswith("assumed") else ""
         try:
             doc = load(text)
         except YamlProblem as exc:
@@ -121,16 +124,16 @@ class _Golden:
         if len(models) != 1:
             self.problem = f"golden curve {path} does not hold exactly one model"
             return
-        mode = models[0].get(unit.thinking)
+        mode = models[0].get(read.thinking)
         if not isinstance(mode, dict):
-            self.problem = f"golden curve {path} has no {unit.thinking} values"
+            self.problem = f"golden curve {path} has no {read.thinking} values ({read.thinking_why})"
             return
         if config.num_tokens is None:
             self.problem = "cannot read the config's draft length (num_speculative_tokens / MTP steps)"
             return
         value = mode.get(config.num_tokens, mode.get(str(config.num_tokens)))
         if not isinstance(value, (int, float)) or isinstance(value, bool):
-            self.problem = f"golden curve {path} has no {unit.thinking} value for {config.num_tokens} draft tokens"
+            self.problem = f"golden curve {path} has no {read.thinking} value for {config.num_tokens} draft tokens"
             return
         self.value = float(value)
 
@@ -168,83 +171,116 @@ def _source_stated(ctx: Context, raw: str) -> bool:
     return any(raw in line and links(line) for line in ctx.signoff.detail.splitlines())
 
 
-def _fix(unit: SpecUnit, golden: float | None) -> str:
-    al = _fmt(golden) if golden is not None else "<golden AL>"
-    if unit.engine == "sglang":
-        return (f"export SGLANG_SIMULATE_ACC_LEN={al} (with SGLANG_SIMULATE_ACC_METHOD=match-expected and "
-                "SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token)")
-    if unit.engine == "vllm":
-        return (f'add "rejection_sample_method": "synthetic", "synthetic_acceptance_length": {al} '
-                "to --speculative-config")
-    if unit.engine == "trtllm":
-        return f"set TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS={_fmt(golden - 1) if golden is not None else '<AL - 1>'}"
-    if unit.engine == "atom":
-        return f"pass --spec-decode-acceptance-length {al}"
-    return f"pin a simulated acceptance length of {al}"
+def _shown(pin: Simulation) -> str:
+    return f"{pin.knob}={pin.raw}"
 
 
-def _pins(config: SpecConfig, unit_sims: list[Simulation], path: str) -> tuple[list[Simulation], str]:
-    """The simulations pinning `config`'s acceptance, or why it is not simulated."""
-    length = config.get("synthetic_acceptance_length")
-    if config.synthetic or length is not None:
-        if not config.synthetic:
-            return [], "sets synthetic_acceptance_length without \"rejection_sample_method\": \"synthetic\""
-        if length is None:
-            return [], "sets \"rejection_sample_method\": \"synthetic\" without synthetic_acceptance_length"
-        return [Simulation("synthetic_acceptance_length", length, config.line, path)], ""
-    if unit_sims:
-        return unit_sims, ""
-    return [], "runs real (unsimulated) acceptance"
-
-
-def _agentic_unit(ctx: Context, unit: SpecUnit) -> tuple[list[Finding], list[str]]:
+def _agentic_unit(ctx: Context, unit: SpecUnit, reads: tuple[SpecRead, ...]) -> tuple[list[Finding], list[str]]:
+    """Findings and passes for one agentic unit: each throughput config's pinned target against its golden AL.
+    A target set per draft length that the config's variables do not decide pairs up with the draft length
+    it goes with: every pinned value must be the golden AL of one candidate, every candidate's golden AL
+    pinned."""
     name = posixpath.basename(unit.path)
     if unit.error is not None:
         return [Finding(unit.path, unit.error_line, RULE_UNSIMULATED, Severity.ERROR,
-                        f"recipe does not parse ({unit.error}); cannot verify simulated acceptance")], []
-    live = [c for c in unit.configs if not c.eval_only]
-    unit_sims = [s for s in unit.simulations if not s.eval_only and s.pins_length
-                 and s.knob != "synthetic_acceptance_length"]
+                        f"cannot decide: recipe does not parse ({unit.error}); cannot verify simulated acceptance",
+                        undecided=True)], []
+    live = [r for r in reads if r.throughput]
     if not live:
-        return [Finding(unit.path, 1, RULE_UNSIMULATED, Severity.ERROR,
-                        "agentic spec-decode config: cannot find its speculative settings (draft method and "
-                        "length) to check against the golden AL")], []
+        if eval_twin(unit.path) or (reads and not live):
+            return [], [f"{name}: eval-only (not a throughput config)"]
+        where = f"{unit.declared}; " if unit.declared else ""
+        return [Finding(unit.path, unit.anchor, RULE_UNSIMULATED, Severity.ERROR,
+                        f"cannot decide: agentic spec-decode config {where}cannot find its speculative settings "
+                        f"(draft method and length) in {unit.path} or the scripts it runs "
+                        f"({', '.join(x.path for x in unit.chain[1:]) or 'none'}) to check against the golden AL",
+                        undecided=True)], []
     findings: list[Finding] = []
     passes: list[str] = []
-    for config in live:
-        golden = _Golden(ctx, unit, config)
-        pins, why = _pins(config, unit_sims, unit.path)
-        if not pins:
-            hint = f" (golden {golden.source})" if golden.value is not None else ""
-            findings.append(Finding(unit.path, config.line, RULE_UNSIMULATED, Severity.ERROR,
-                                    f"agentic {config.method or 'speculative'} config "
-                                    f"({config.num_tokens} draft tokens) {why}; {_fix(unit, golden.value)}{hint}"))
+    shared: dict[tuple, list[tuple[SpecRead, _Golden]]] = {}  # unit-level pins: judged over every config
+    for read in live:
+        golden = _Golden(ctx, read)
+        if read.acceptance == "unknown":
+            findings.append(Finding(read.path, read.line, RULE_UNSIMULATED, Severity.ERROR,
+                                    f"cannot decide: agentic {read.method or 'speculative'} config {read.why}; "
+                                    "cannot read the acceptance it pins", undecided=True))
             continue
-        for pin in pins:
-            pinned = pin.length
-            shown = f"{pin.knob}={pin.raw}"
-            if pinned is None:
-                findings.append(Finding(pin.path, pin.line, RULE_MISMATCH, Severity.ERROR,
-                                        f"{shown}: cannot read the pinned acceptance length"))
-            elif golden.no_curve:
-                if _source_stated(ctx, pin.raw):
-                    passes.append(f"{name}: {shown} (no committed curve; source stated in the sign-off)")
-                else:
-                    findings.append(Finding(pin.path, pin.line, RULE_NO_CURVE, Severity.ERROR,
-                                            f"{shown}: {golden.problem}, and the sign-off's additional detail "
-                                            "section does not state the AL source (a line naming the value and "
-                                            "linking its source)"))
-            elif golden.value is None:
-                findings.append(Finding(pin.path, pin.line, RULE_MISMATCH, Severity.ERROR, f"{shown}: {golden.problem}"))
-            elif abs(pinned - golden.value) > TOLERANCE:
-                expected = (_fmt(golden.value - 1) if pin.knob == "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
-                            else _fmt(golden.value))
-                findings.append(Finding(pin.path, pin.line, RULE_MISMATCH, Severity.ERROR,
-                                        f"{name}: {shown} pins AL {_fmt(pinned)}, but the golden AL is "
-                                        f"{_fmt(golden.value)} ({golden.source}); set {pin.knob}={expected}"))
+        if read.acceptance == "real":
+            hint = f" (golden {golden.source}{golden.assumed})" if golden.value is not None else ""
+            findings.append(Finding(read.path, read.line, RULE_UNSIMULATED, Severity.ERROR,
+                                    f"agentic {read.method or 'speculative'} config ({read.draft_length} draft "
+                                    f"tokens) {read.why}; {engines.fix(read.engine, golden.value, read.draft_length)}"
+                                    f"{hint}"))
+            continue
+        if not read.pins:  # the master point's injector reads the golden curve itself
+            passes.append(f"{name}: SYNTHETIC_ACCEPTANCE=true ({read.auto}): the golden AL is injected from "
+                          f"{golden.source or 'the golden curve'}")
+            continue
+        if read.pins[0].path == read.path and read.pins[0].line == read.line and read.config.targets:
+            findings_, passes_ = _judge(ctx, [(read, golden)], list(read.pins), name)
+            findings += findings_
+            passes += passes_
+        else:
+            shared.setdefault(tuple(read.pins), []).append((read, golden))
+    for pins, configs in shared.items():
+        findings_, passes_ = _judge(ctx, configs, list(pins), name)
+        findings += findings_
+        passes += passes_
+    return findings, passes
+
+
+def _judge(ctx: Context, configs: list[tuple[SpecRead, _Golden]], pins: list[Simulation], name: str
+           ) -> tuple[list[Finding], list[str]]:
+    """Pinned targets against the golden ALs of the configs they apply to: each pin must be one config's golden
+    AL (read at that config's draft length: a rate depends on it), and each config's golden AL pinned."""
+    findings: list[Finding] = []
+    passes: list[str] = []
+    matched: set[int] = set()
+    for pin in pins:
+        shown = _shown(pin)
+        lengths = [(pin.length_at(r.draft_length), r, g) for r, g in configs]
+        if all(length is None for length, _r, _g in lengths):
+            why = " (a rate needs the draft length, which is not known)" if pin.means == "rate" else ""
+            findings.append(Finding(pin.path, pin.line, RULE_MISMATCH, Severity.ERROR,
+                                    f"cannot decide: {shown}: cannot read the pinned acceptance length{why}",
+                                    undecided=True))
+            continue
+        hit = next(((length, r, g) for length, r, g in lengths
+                    if length is not None and g.value is not None and abs(length - g.value) <= TOLERANCE), None)
+        if hit is not None:
+            length, r, g = hit
+            matched.add(id(r))
+            plus = {"accepted": " (+1 bonus token)", "rate": f" (AL {_fmt(length)})",
+                    "rates": f" (AL {_fmt(length)})"}.get(pin.means, "")
+            passes.append(f"{name}: {shown}{plus} = golden {g.source}{g.assumed}")
+            continue
+        length, r, g = next(((length, r, g) for length, r, g in lengths if length is not None))
+        if g.no_curve:
+            matched.add(id(r))
+            if _source_stated(ctx, pin.raw):
+                passes.append(f"{name}: {shown} (no committed curve; source stated in the sign-off)")
             else:
-                plus = " (+1 bonus token)" if pin.knob == "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS" else ""
-                passes.append(f"{name}: {shown}{plus} = golden {golden.source}")
+                findings.append(Finding(pin.path, pin.line, RULE_NO_CURVE, Severity.ERROR,
+                                        f"{shown}: {g.problem}, and the sign-off's additional detail section does "
+                                        "not state the AL source (a line naming the value and linking its source)"))
+        elif g.value is None:
+            matched.add(id(r))
+            undecided = "cannot read" in g.problem
+            findings.append(Finding(pin.path, pin.line, RULE_MISMATCH, Severity.ERROR,
+                                    f"{'cannot decide: ' if undecided else ''}{shown}: {g.problem}",
+                                    undecided=undecided))
+        else:
+            matched.add(id(r))
+            expected = engines.spelled(pin.means, g.value, r.draft_length)
+            findings.append(Finding(pin.path, pin.line, RULE_MISMATCH, Severity.ERROR,
+                                    f"{name}: {shown} pins AL {_fmt(length)}, but the golden AL is "
+                                    f"{_fmt(g.value)} ({g.source}{g.assumed}); set {pin.knob}={expected}"))
+    for r, g in configs:
+        if id(r) not in matched and g.value is not None and not findings:
+            findings.append(Finding(r.path, r.line, RULE_MISMATCH, Severity.ERROR,
+                                    f"{name}: {r.draft_length} draft tokens, but no pinned target is its golden AL "
+                                    f"{_fmt(g.value)} ({g.source}{g.assumed}); pinned: "
+                                    f"{', '.join(_shown(p) for p in pins)}"))
     return findings, passes
 
 
@@ -291,7 +327,8 @@ def _non_agentic(ctx: Context, units: list[SpecUnit]) -> list[Finding]:
 
 
 def check(ctx: Context) -> CheckResult:
-    inv = inventory(ctx)
+    mod = model(ctx)
+    inv = mod.inventory
     agentic = [u for u in inv.units if u.agentic]
     others = [u for u in inv.units if not u.agentic]
     findings = _non_agentic(ctx, others)
@@ -303,14 +340,14 @@ def check(ctx: Context) -> CheckResult:
                            inv.na_reason(f"the PR adds or changes no agentic speculative-decoding config{tail}"))
     passes: list[str] = []
     for unit in agentic:
-        unit_findings, unit_passes = _agentic_unit(ctx, unit)
+        unit_findings, unit_passes = _agentic_unit(ctx, unit, mod.of(unit))
         findings.extend(unit_findings)
         passes.extend(unit_passes)
     for u in unlocated:
         looked = " or ".join(u.candidates) if u.candidates else "no CONFIG_FILE recipe named"
         findings.append(Finding(u.path, u.line, RULE_UNSIMULATED, Severity.ERROR,
-                                f"agentic spec-decode config {u.key}: its benchmark script/recipe is not available "
-                                f"({looked}); cannot verify simulated acceptance"))
+                                f"cannot decide: agentic spec-decode config {u.key}: its benchmark script/recipe is "
+                                f"not available ({looked}); cannot verify simulated acceptance", undecided=True))
     if findings:
         return CheckResult.failed(NUMBER, NAME, findings)
     return CheckResult(NUMBER, NAME, Status.PASS, "; ".join(passes))

@@ -1,145 +1,57 @@
-"""The speculative-decoding settings of a script, a server launch or an srt-slurm recipe (`checks.specdecode`
-finds the configs; this module reads what each one sets).
+"""The speculative-decoding settings of a server launch, a script or an srt-slurm recipe, read through the one
+table of engine knowledge (`checks.engines`); `checks.specdecode` finds the configs and `checks.specmodel`
+derives the model of each one checks 9 and 11 read.
 
-A script is read line by line (`script_settings`), outside `EVAL_ONLY`
-branches (`eval_only_lines`): eval-only runs measure accuracy, not
-throughput. A launch the interpreter recognises (vLLM / SGLang) is read from
-its arguments and environment (`launch_settings`); a recipe from its parsed
-document, decode side only (`recipe_settings`).
-
-Recognised speculative-decoding knobs:
-  vLLM     `--speculative-config` JSON (`method`, `num_speculative_tokens`,
-           `draft_sample_method`, `rejection_sample_method`,
-           `synthetic_acceptance_length`), legacy `--num-speculative-tokens`
-  SGLang   `--speculative-algorithm|--speculative-algo`, `--speculative-num-steps`,
-           `--speculative-num-draft-tokens`, `--speculative-draft-model-path`
-           (srt-slurm recipes spell them as keys, e.g. `speculative-algo: EAGLE`)
-  TRT-LLM  `speculative_config` / `decoding_type: MTP`, `num_nextn_predict_layers`,
-           `max_draft_len`
-  ATOM     `--method mtp`, `--num-speculative-tokens`
-  env      SGLANG_SIMULATE_ACC_LEN (+ _METHOD, _TOKEN_MODE),
-           TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS;
-           ATOM `--spec-decode-acceptance-length <AL>`
-  master   `spec-decoding:` other than none; additional-settings
-           SYNTHETIC_ACCEPTANCE=true / SYNTHETIC_ACCEPTANCE_LENGTH=<AL>
-  names    a script stem containing `_mtp` / `eagle`, a recipe or entry name
-           containing `-mtp` / `eagle`
+A launch the interpreter reaches (`bash.Script.run_every_engine`: vLLM, SGLang,
+TRT-LLM, ATOM) is read from its arguments and environment (`launch_settings`);
+a script whose launch it does not reach is read line by line
+(`script_settings`), outside the lines only an eval-only run reaches
+(`eval_only_lines`, decided by the interpreter: one bash reader decides
+branches); a recipe from its parsed document, decode side only
+(`recipe_settings`). Which knob means what, in which spelling, is
+`checks.engines`: nothing here names a knob.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import posixpath
 import re
 from dataclasses import dataclass
 
+from . import engines
 from .bash import UNKNOWN, Launch, Script, Token
+from .engines import normalise_method
 from .yamlload import LineDict, LineList
 
 # --------------------------------------------------------------------------
-# Eval-only branches
+# Eval-only lines, as the interpreter runs the script
 # --------------------------------------------------------------------------
 
-
-def eval_only_lines(script: Script) -> frozenset[int]:
-    """The lines in the then-branch of `if [ "$EVAL_ONLY" = "true" ]` (or the else-branch of `!=`): eval-only
-    runs measure accuracy, not throughput, so their settings do not count."""
-    branches = _Branches()
-    marked: list[range] = []
-    last = 0
-    for cmd in script.commands:
-        if branches.eval_only:
-            marked.append(range(last + 1, cmd.end + 1))
-        branches.track(cmd.text)
-        last = cmd.end
-    if branches.eval_only:
-        marked.append(range(last + 1, len(script.raw) + 1))
-    return frozenset(n for lines in marked for n in lines)
+EVAL_ENV = {"EVAL_ONLY": "true", "RUN_EVAL": "true"}
+THROUGHPUT_ENV = {"EVAL_ONLY": "false", "RUN_EVAL": "false", "EVAL_CONFIG_FILE": ""}
 
 
-_KEYWORD = re.compile(r"(if|elif|else|fi)\b")  # what a command opens or closes (`_Branches.track`)
-_ENDS_IF = re.compile(r"\bfi\s*;?\s*$")
-
-
-class _Branches:
-    """The open if/elif branches at a command, and how many of them run only in eval-only mode.
-
-    The count is kept as frames open and close: recomputing it from every open frame on every line
-    was quadratic, and a script of 20,000 unclosed `if` lines took minutes.
-    """
-
-    def __init__(self) -> None:
-        self.frames: list[tuple[str, bool, bool]] = []  # (if/elif condition, in its else-branch, eval-only)
-        self.marked = 0
-
-    @property
-    def eval_only(self) -> bool:
-        return self.marked > 0
-
-    def track(self, code: str) -> None:
-        s = code.strip()
-        found = _KEYWORD.match(s)
-        keyword = found.group(1) if found else ""
-        if keyword == "if":
-            if not _ENDS_IF.search(s):
-                self._push(s, False)
-        elif keyword == "elif" and self.frames:
-            self._pop()
-            self._push(s, False)
-        elif keyword == "else" and self.frames:
-            self._push(self._pop(), True)
-        elif keyword == "fi" and self.frames:
-            self._pop()
-
-    def _push(self, cond: str, in_else: bool) -> None:
-        mark = _eval_only_branch(cond, in_else)
-        self.frames.append((cond, in_else, mark))
-        self.marked += mark
-
-    def _pop(self) -> str:
-        cond, _in_else, mark = self.frames.pop()
-        self.marked -= mark
-        return cond
-
-
-def _eval_only_branch(cond: str, in_else: bool) -> bool:
-    """Whether the branch of `if cond` (its else-branch when `in_else`) runs only when EVAL_ONLY is true."""
-    if "EVAL_ONLY" not in cond:
-        return False
-    if re.search(r"!=\s*[\"']?true\b", cond):
-        tests_true = False
-    elif re.search(r"==?\s*[\"']?true\b", cond):
-        tests_true = True
-    else:
-        return False
-    return tests_true != in_else
+def eval_only_lines(script: Script, env: dict[str, str] | None = None) -> frozenset[int]:
+    """The lines a run reaches only as an eval-only run (EVAL_ONLY=true), not as the benchmark run: the
+    interpreter runs the script both ways with the config's variables and keeps the difference, a heredoc's
+    body going with the command that opens it. Eval-only runs measure accuracy, not throughput."""
+    base = dict(env or {})
+    throughput = script.run_every_engine({**base, **THROUGHPUT_ENV}, "", None, None).visited
+    evals = script.run_every_engine({**base, **EVAL_ENV}, "", None, None).visited
+    only = evals - throughput
+    bodies = {ln.number for ln in script.lines if ln.heredoc is not None and ln.heredoc.start in only}
+    return frozenset(only | bodies)
 
 
 # --------------------------------------------------------------------------
 # Speculative-decoding settings
 # --------------------------------------------------------------------------
 
-_SIM_ENV_RE = re.compile(
-    r"\b(SGLANG_SIMULATE_ACC_LEN|SGLANG_SIMULATE_ACC_METHOD|SGLANG_SIMULATE_ACC_TOKEN_MODE|"
-    r"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS)\b[\"']?\s*[=:]\s*[\"']?([^\"'\s;,}]+)")
-_JSON_FIELD = re.compile(r"\"(\w+)\"\s*:\s*(?:\"([^\"]*)\"|([^,}\s\"]+))")
-_SPEC_JSON = re.compile(r"\"num_speculative_tokens\"\s*:|\"(?:rejection_sample_method|synthetic_acceptance_length)\"\s*:")
-_SPEC_METHOD_JSON = re.compile(r"\"method\"\s*:\s*\"(\w*(?:mtp|eagle|dspark|medusa|ngram|draft)\w*)\"", re.I)
-_SGLANG_FLAG = re.compile(
-    r"--(speculative-algorithm|speculative-algo|speculative-num-steps|speculative-num-draft-tokens|"
-    r"speculative-eagle-topk|speculative-draft-model-path|num-speculative-tokens|speculative-model)"
-    r"(?:=|\s+)[\"']?([^\"'\s\\]+)")
-_ATOM_METHOD = re.compile(r"\batom\.entrypoints\b.*?--method(?:=|\s+)[\"']?(\w+)")
-_ATOM_SIM = re.compile(r"--spec-decode-acceptance-length(?:=|\s+)[\"']?([^\"'\s\\]+)")
+_JSON_FIELD = re.compile(r"\"(\w+)\"\s*:\s*(?:\"([^\"]*)\"|(\[[^\]\[]*\])|([^,}\s\"]+))")
 _PLACEHOLDER = re.compile(r"^%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]$")  # a printf conversion: the value is not here
-# (`_TRT_KEY`, `_ATOM_METHOD` and `_SIM_ENV_RE` start at `\b`, so re tries them at every character: a line is
-# searched only when it holds one of their words)
-_TRT_WORDS = ("decoding_type", "num_nextn_predict_layers", "max_draft_len", "speculative_model_dir")
-_TRT_KEY = re.compile(rf"\b({'|'.join(_TRT_WORDS)})\s*:\s*[\"']?([\w./-]+)")
-# (`enable_thinking: false`, `default_thinking=off`: a match from the word on, which re finds fast; a pattern
-# that may start before the word is tried at every character)
-_THINKING_OFF = re.compile(r"thinking(?:_mode)?[\"']?\s*[:=]\s*[\"']?(?:false|0|off|disabled|no)\b", re.I)
+_FLAG = re.compile(r"--([a-z][a-z0-9-]*)(?:=|[ \t]+)[\"']?([^\"'\s\\]+)")
+_YAML_KEY = re.compile(r"([a-z_]+)[ \t]*:[ \t]*[\"']?([\w./-]+)")
 
 
 @dataclass(frozen=True)
@@ -147,63 +59,72 @@ class SpecConfig:
     """One speculative-decoding configuration: a `--speculative-config`, a set of flags or a recipe block."""
 
     line: int
-    engine: str  # vllm | sglang | trtllm
+    engine: str  # vllm | sglang | trtllm | atom
     method: str  # normalised draft method: mtp | eagle3 | eagle | dspark | ... ("" unknown)
-    num_tokens: int | None  # draft length: num_speculative_tokens / MTP steps
+    num_tokens: int | None  # draft length k
     fields: tuple[tuple[str, str], ...]  # the raw settings, sorted
     eval_only: bool = False
+    path: str = ""  # where it is written ("" : the unit's own file)
 
     def get(self, key: str) -> str | None:
         return dict(self.fields).get(key)
 
     @property
+    def draft_model(self) -> str:
+        return next((v for k, v in self.fields if engines.meaning(self.engine, "json", k) == "draft_model"
+                     or engines.meaning(self.engine, "flag", k.replace("_", "-")) == "draft_model"), "")
+
+    @property
     def synthetic(self) -> bool:
-        return (self.get("rejection_sample_method") or "").lower() == "synthetic"
+        """The config's own sampler is switched to synthetic acceptance (vLLM's `rejection_sample_method`)."""
+        return any(engines.meaning(self.engine, "json", k) == "switch" and v.lower() == "synthetic"
+                   for k, v in self.fields)
+
+    @property
+    def targets(self) -> tuple[tuple[str, str], ...]:
+        """(key, value) of the acceptance targets the config itself sets (vLLM's `synthetic_acceptance_*`)."""
+        return tuple((k, v) for k, v in self.fields if (found := engines.knob("json", k, self.engine)) is not None
+                     and found.pins)
+
+    @property
+    def unknown_knobs(self) -> tuple[str, ...]:
+        """Keys that look like acceptance knobs but are in no engine's table."""
+        return tuple(k for k, _v in self.fields if engines.unknown_acceptance_knob(k))
 
 
 @dataclass(frozen=True)
 class Simulation:
-    """A simulated/synthetic acceptance knob and the acceptance length it pins."""
+    """A simulated/synthetic acceptance knob: the target it pins, in the engine's spelling."""
 
-    knob: str  # SGLANG_SIMULATE_ACC_LEN | TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS | SYNTHETIC_ACCEPTANCE_LENGTH | ...
-    # | spec-decode-acceptance-length (ATOM)
+    knob: str  # as written: SGLANG_SIMULATE_ACC_LEN, synthetic_acceptance_rate, spec-decode-acceptance-length, ...
     raw: str  # the value as written (variables resolved where possible)
     line: int
     path: str
     eval_only: bool = False
+    means: str = ""  # `engines.Knob.means` ("" for a knob the table does not hold)
 
     @property
     def pins_length(self) -> bool:
-        return self.knob in ("SGLANG_SIMULATE_ACC_LEN", "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
-                             "SYNTHETIC_ACCEPTANCE_LENGTH", "synthetic_acceptance_length",
-                             "spec-decode-acceptance-length")
+        return self.means in engines.TARGETS
 
     @property
     def length(self) -> float | None:
-        """The acceptance length pinned: TRT-LLM counts accepted draft tokens only, so its value + 1."""
-        try:
-            value = float(self.raw)
-        except ValueError:
-            return None
-        if not math.isfinite(value):
-            return None
-        return value + 1 if self.knob == "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS" else value
+        """The acceptance length pinned, when it does not depend on the draft length."""
+        return engines.to_length(self.means, self.raw, None)
+
+    def length_at(self, k: int | None) -> float | None:
+        """The acceptance length pinned for draft length `k` (a rate depends on it)."""
+        return engines.to_length(self.means, self.raw, k)
 
 
-def normalise_method(value: str, draft: str = "") -> str:
-    """The golden-curve name of a draft method (`draft`: the separate draft model, "" for none).
-
-    SGLang's EAGLE / NEXTN without a separate draft model runs the model's own
-    MTP head, which is what the `*_mtp.yaml` curves measure.
-    """
-    v = value.lower().replace("-", "_")
-    if "mtp" in v or v == "nextn":
-        return "mtp"
-    if "eagle" in v:
-        if "eagle3" in v or "eagle3" in draft.lower():
-            return "eagle3"
-        return "eagle" if draft else "mtp"
-    return v
+def _sim(name: str, form: str, raw: str, line: int, path: str, engine: str = "", eval_only: bool = False
+         ) -> Simulation | None:
+    found = engines.knob(form, name, engine)
+    if found is None:
+        return Simulation(name, raw, line, path, eval_only) if engines.unknown_acceptance_knob(name) else None
+    if found.means not in engines.TARGETS and found.means not in ("switch", "companion"):
+        return None
+    return Simulation(name, raw, line, path, eval_only, found.means)
 
 
 def _int(value: str | None) -> int | None:
@@ -213,76 +134,194 @@ def _int(value: str | None) -> int | None:
         return None
 
 
-def _vllm_config(line: int, fields: dict[str, str], eval_only: bool) -> SpecConfig:
-    # vLLM's eagle/eagle3 always name a draft model; only "mtp"-style methods use the model's own head.
-    method = normalise_method(fields.get("method", ""), fields.get("model", "") or "draft")
-    return SpecConfig(line, "vllm", method, _int(fields.get("num_speculative_tokens")),
-                      tuple(sorted(fields.items())), eval_only)
+def _by_meaning(engine: str, form: str, fields: dict[str, str]) -> dict[str, str]:
+    """The first value of each meaning `engine`'s knobs of `form` give among `fields` (a recipe spells flags
+    as keys, with underscores or dashes)."""
+    out: dict[str, str] = {}
+    for key, value in fields.items():
+        for name in (key, key.replace("_", "-")) if form == "flag" else (key,):
+            found = engines.knob(form, name, engine)
+            if found is not None and found.engine == engine:
+                out.setdefault(found.means, value)
+                break
+    return out
 
 
-def _sglang_config(line: int, fields: dict[str, str], eval_only: bool) -> SpecConfig:
-    algo = fields.get("speculative_algorithm") or fields.get("speculative_algo") or ""
-    draft = fields.get("speculative_draft_model_path") or fields.get("speculative_model") or ""
-    method = normalise_method(algo, draft)
-    steps = _int(fields.get("speculative_num_steps"))
-    if steps is None and _int(fields.get("speculative_num_draft_tokens")) is not None:
-        steps = _int(fields["speculative_num_draft_tokens"]) - 1
-    if steps is None:
-        steps = _int(fields.get("num_speculative_tokens"))
-    engine = "vllm" if "num_speculative_tokens" in fields and not algo else "sglang"
-    return SpecConfig(line, engine, method, steps, tuple(sorted(fields.items())), eval_only)
-
-
-def _trt_config(line: int, fields: dict[str, str], eval_only: bool) -> SpecConfig:
-    method = normalise_method(fields.get("decoding_type", ""), fields.get("speculative_model_dir", "") or "draft")
-    tokens = _int(fields.get("num_nextn_predict_layers")) or _int(fields.get("max_draft_len"))
-    return SpecConfig(line, "trtllm", method, tokens, tuple(sorted(fields.items())), eval_only)
+def _config(engine: str, line: int, fields: dict[str, str], eval_only: bool = False, path: str = "") -> SpecConfig:
+    """A config of `engine` from its settings (JSON keys for vLLM / TRT-LLM, flags for SGLang / ATOM)."""
+    meant = {**_by_meaning(engine, "flag", fields), **_by_meaning(engine, "json", fields)}
+    draft = meant.get("draft_model", "")
+    if engine in ("vllm", "trtllm"):  # their EAGLE methods always name a draft model
+        draft = draft or "draft"
+    method = normalise_method(meant.get("method", ""), draft)
+    k = _int(meant.get("draft_length"))
+    if k is None and _int(meant.get("draft_tokens")) is not None:
+        k = _int(meant["draft_tokens"]) - 1
+    return SpecConfig(line, engine, method, k, tuple(sorted(fields.items())), eval_only, path)
 
 
 def _json_fields(text: str) -> dict[str, str]:
-    return {m.group(1): m.group(2) if m.group(2) is not None else m.group(3) for m in _JSON_FIELD.finditer(text)}
+    out: dict[str, str] = {}
+    for m in _JSON_FIELD.finditer(text):
+        value = next(g for g in m.groups()[1:] if g is not None) if any(g is not None for g in m.groups()[1:]) else ""
+        out.setdefault(m.group(1), value)
+    return out
 
 
-def script_settings(script: Script, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simulation, ...]]:
-    """The speculative configs and simulated-acceptance knobs of a bash script, line by line (variables
-    the script fixes expanded; embedded diffs skipped: they are data)."""
-    eval_only = eval_only_lines(script)
+def _json_or_fields(text: str) -> dict[str, str]:
+    try:
+        data = json.loads(text) if len(text) <= 100_000 else None
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to read (hostile input)
+        data = None
+    if data is None:
+        return _json_fields(text.replace('\\"', '"'))
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): (json.dumps(v) if isinstance(v, list) else "true" if v is True else "false" if v is False
+                     else str(v)) for k, v in data.items() if not isinstance(v, dict)}
+
+
+# --------------------------------------------------------------------------
+# A launch the interpreter reached
+# --------------------------------------------------------------------------
+
+
+Where = "Callable[[int], tuple[str, int]]"  # a line of the run -> (file, line): sourced files have lines of their own
+
+
+def launch_settings(launch: Launch, path: str, where=None, options: dict[str, str] | None = None
+                    ) -> tuple[list[SpecConfig], list[Simulation]]:
+    """The speculative configs and simulated-acceptance knobs of one server launch: one config per candidate
+    of a `--speculative-config` JSON (a value set per branch stays paired with its draft length), the flags
+    (every combination of their candidates, up to 8), the knobs of the environment it runs with, and a
+    TRT-LLM options file the script writes (`options`: (key, value) read from it, by `trt_options`)."""
+    at = where or (lambda line: (path, line))
     configs: list[SpecConfig] = []
     sims: list[Simulation] = []
-    flags: dict[bool, tuple[int, dict[str, str]]] = {}
-    trt: dict[bool, tuple[int, dict[str, str]]] = {}
+    argv = launch.argv
+    flags: dict[str, Token] = {}
+    engine = launch.engine
+    for i, tok in enumerate(argv):
+        name = tok.first or ""
+        if not name.startswith("--"):
+            continue
+        flag, eq, inline = name[2:].partition("=")
+        value = Token((inline,), tok.line) if eq else (argv[i + 1] if i + 1 < len(argv) else Token(("",), tok.line))
+        if flag == "speculative-config" and engine == "vllm":
+            file, line = at(value.line)
+            for candidate in value.values:
+                fields = _json_or_fields(candidate) if candidate and UNKNOWN not in candidate else {}
+                if candidate and UNKNOWN in candidate:  # partly known (a path under an unknown directory)
+                    fields = {k: v.replace(UNKNOWN, "*") for k, v in _json_fields(candidate.replace('\\"', '"')).items()
+                              if v.strip(UNKNOWN)}
+                configs.append(_config("vllm", line, fields, path=file))
+            continue
+        found = engines.knob("flag", flag, engine)
+        if found is not None and found.pins:
+            file, line = at(value.line)
+            sims += [Simulation(flag, v or "", line, file, means=found.means) for v in value.values]
+        elif found is not None or engines.unknown_acceptance_knob(flag):
+            if found is None:
+                file, line = at(value.line)
+                sims += [Simulation(flag, v or "", line, file) for v in value.values]
+            else:
+                flags.setdefault(flag.replace("-", "_"), value)
+    if engine == "trtllm" and options:
+        configs.append(_config("trtllm", 0, options))
+    elif flags and any(engines.meaning(engine, "flag", k.replace("_", "-")) == "method" for k in flags) or (
+            flags and engine != "atom"):
+        names = sorted(flags)
+        line = min(t.line for t in flags.values())
+        file, line = at(line)
+        combos = [{}]
+        for n in names:
+            combos = [{**c, n: v} for c in combos for v in flags[n].values if v is not None][:8] or combos
+        for combo in combos:
+            configs.append(_config(engine, line, {k: v for k, v in combo.items() if UNKNOWN not in v}, path=file))
+    for name, tok in launch.env:
+        sim = _sim(name, "env", "", 0, "")
+        if sim is None:
+            continue
+        file, line = at(tok.line)
+        sims += [Simulation(name, v if v is not None and UNKNOWN not in v else "<not fixed>", line, file,
+                            means=sim.means) for v in tok.values]
+    return configs, sims
+
+
+# --------------------------------------------------------------------------
+# A script read line by line (what no launch shows)
+# --------------------------------------------------------------------------
+
+
+def trt_options(script: Script, skip: frozenset[int] = frozenset()) -> tuple[int, dict[str, str]] | None:
+    """(first line, settings) of the `speculative_config:` a script writes to a TRT-LLM options file from a
+    heredoc (outside the lines in `skip`), its keys as the table knows them."""
+    fields: dict[str, str] = {}
+    first = 0
+    for ln in script.lines:
+        if ln.heredoc is None or ln.heredoc.diff or ln.number in skip:
+            continue
+        m = _YAML_KEY.match(ln.expanded.strip())
+        if m and engines.knob("json", m.group(1), "trtllm") is not None and engines.knob(
+                "json", m.group(1), "trtllm").engine == "trtllm":
+            first = first or ln.number
+            fields.setdefault(m.group(1), m.group(2))
+    return (first, fields) if any(engines.meaning("trtllm", "json", k) == "method" for k in fields) else None
+
+
+def script_settings(script: Script, path: str, env: dict[str, str] | None = None
+                    ) -> tuple[tuple[SpecConfig, ...], tuple[Simulation, ...]]:
+    """The speculative configs and simulated-acceptance knobs of a bash script whose launch the interpreter does
+    not reach, line by line (variables the script fixes expanded; embedded diffs skipped: they are data; lines
+    only an eval-only run reaches marked)."""
+    eval_only = eval_only_lines(script, env)
+    configs: list[SpecConfig] = []
+    sims: list[Simulation] = []
+    flags: dict[bool, tuple[int, str, dict[str, str]]] = {}
     for ln in script.lines:
         if not ln.code or (ln.heredoc is not None and ln.heredoc.diff):
             continue
         text = ln.expanded.replace('\\"', '"')
         evals = ln.number in eval_only
-        if _SPEC_JSON.search(text) or _SPEC_METHOD_JSON.search(text):
+        if '"' in text and ":" in text:
             fields = _json_fields(text)
-            if not any(_PLACEHOLDER.match(v) for v in fields.values()):  # a printf format: read where it is used
-                configs.append(_vllm_config(ln.number, fields, evals))
-        for m in _SGLANG_FLAG.finditer(text):
-            first, fields = flags.setdefault(evals, (ln.number, {}))
-            fields.setdefault(m.group(1).replace("-", "_"), m.group(2))
-        for m in _TRT_KEY.finditer(text) if any(word in text for word in _TRT_WORDS) else ():
-            first, fields = trt.setdefault(evals, (ln.number, {}))
-            fields.setdefault(m.group(1), m.group(2))
-        m = _ATOM_METHOD.search(text) if "atom.entrypoints" in text else None
-        if m:
-            first, fields = flags.setdefault(evals, (ln.number, {}))
-            fields.setdefault("speculative_algorithm", m.group(1))
-        for m in _SIM_ENV_RE.finditer(text) if "SGLANG_SIMULATE_ACC_" in text or "TLLM_SPEC" in text else ():
-            sims.append(Simulation(m.group(1), m.group(2), ln.number, path, evals))
-        for m in _ATOM_SIM.finditer(text):
-            sims.append(Simulation("spec-decode-acceptance-length", m.group(1), ln.number, path, evals))
-        if "synthetic_acceptance_length" in text:
-            value = _json_fields(text).get("synthetic_acceptance_length")
-            if value is not None and not _PLACEHOLDER.match(value):
-                sims.append(Simulation("synthetic_acceptance_length", value, ln.number, path, evals))
-    for eval_only, (line, fields) in sorted(flags.items()):
-        configs.append(_sglang_config(line, fields, eval_only))
-    for eval_only, (line, fields) in sorted(trt.items()):
-        if "decoding_type" in fields:
-            configs.append(_trt_config(line, fields, eval_only))
+            vllm = [k for k in fields if engines.knob("json", k, "vllm") is not None
+                    and engines.knob("json", k, "vllm").engine == "vllm" and k not in ("model",)]
+            if vllm and any(engines.meaning("vllm", "json", k) in ("draft_length", "switch", "length", "rate", "rates")
+                            or k == "method" for k in vllm) and not any(_PLACEHOLDER.match(v) for v in fields.values()):
+                config = _config("vllm", ln.number, fields, evals)
+                if config.method or config.num_tokens is not None or config.targets:
+                    configs.append(config)
+                    sims += [Simulation(k, v, ln.number, path, evals, engines.knob("json", k, "vllm").means)
+                             for k, v in config.targets]
+        if "--" in text:
+            for m in _FLAG.finditer(text):
+                flag, value = m.groups()
+                found = engines.knob("flag", flag)
+                if found is None:
+                    continue
+                engine = "atom" if found.engine == "atom" or "atom." in text else found.engine
+                found = engines.knob("flag", flag, engine) or found
+                if found.pins:
+                    sims.append(Simulation(flag, value, ln.number, path, evals, found.means))
+                else:
+                    first, eng, fields = flags.setdefault(evals, (ln.number, engine, {}))
+                    fields.setdefault(flag.replace("-", "_"), value)
+        for name in engines.ENV:
+            if name in text:
+                m = re.search(rf"(?<![A-Za-z0-9_]){name}[\"']?[ \t]*[=:][ \t]*[\"']?([^\"'\s;,}}]+)", text)
+                sim = _sim(name, "env", m.group(1), ln.number, path, eval_only=evals) if m else None
+                if sim is not None:
+                    sims.append(sim)
+    for evals, (line, engine, fields) in sorted(flags.items()):
+        if any(engines.meaning(engine, "flag", k.replace("_", "-")) in ("method", "draft_length", "draft_tokens")
+               for k in fields):
+            configs.append(_config(engine, line, fields, evals))
+    for evals in (False, True):
+        found = trt_options(script, eval_only if not evals else frozenset(n for n in range(1, len(script.lines) + 1)
+                                                                          if n not in eval_only))
+        if found is not None:
+            configs.append(_config("trtllm", found[0], found[1], evals))
     configs.sort(key=lambda c: c.line)
     return tuple(configs), tuple(sims)
 
@@ -319,7 +358,7 @@ def _may_be_spec(key: str) -> bool:
     if not key.isascii():
         return True
     low = key.lower()
-    return "spec" in low or "simulate" in low
+    return "spec" in low or "simulat" in low or "accept" in low or "synthetic" in low
 
 
 def recipe_settings(doc, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simulation, ...]]:
@@ -328,34 +367,51 @@ def recipe_settings(doc, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simul
     configs: list[SpecConfig] = []
     sims: list[Simulation] = []
     seen: set[int] = set()
+    engine = recipe_engine(doc)
     for key, value, line, parent in _walk(doc):
-        if key.upper() in ("SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE",
-                           "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"):
-            sims.append(Simulation(key.upper(), str(value), line, path))
+        upper = key.upper()
+        if upper in engines.ENV or engines.unknown_acceptance_knob(upper) and not isinstance(value, (dict, list)):
+            sim = _sim(upper, "env", str(value), line, path)
+            if sim is not None:
+                sims.append(sim)
         elif key == "speculative_config":
-            fields = ({_norm_key(k): str(v) for k, v in value.items() if not isinstance(v, (dict, list))}
-                      if isinstance(value, dict) else _json_fields(str(value)) if isinstance(value, str) else {})
-            if "decoding_type" in fields:
-                configs.append(_trt_config(line, fields, False))
-            else:
-                configs.append(_vllm_config(line, fields, False))
-            if "synthetic_acceptance_length" in fields:
-                sims.append(Simulation("synthetic_acceptance_length", fields["synthetic_acceptance_length"], line, path))
-        elif key in ("speculative_algorithm", "speculative_algo", "speculative_num_steps") and id(parent) not in seen:
+            fields = ({_norm_key(k): (json.dumps(v) if isinstance(v, list) else str(v)) for k, v in value.items()
+                       if not isinstance(v, dict)}
+                      if isinstance(value, dict) else _json_or_fields(value) if isinstance(value, str) else {})
+            kind = "trtllm" if any(engines.meaning("trtllm", "json", k) == "method" for k in fields) else "vllm"
+            config = _config(kind, line, fields)
+            configs.append(config)
+            sims += [Simulation(k, v, line, path, means=engines.knob("json", k, kind).means) for k, v in config.targets]
+            sims += [Simulation(k, v, line, path) for k, v in fields.items() if engines.unknown_acceptance_knob(k)]
+        elif id(parent) not in seen and engines.meaning(engine or "sglang", "flag", key.replace("_", "-")) in (
+                "method", "draft_length", "draft_tokens"):
             seen.add(id(parent))
             fields = {_norm_key(k): str(v) for k, v in parent.items() if not isinstance(v, (dict, list))}
             first = min(parent.line_of(k) for k in parent if _norm_key(k).startswith("speculative"))
-            configs.append(_sglang_config(first, {k: v for k, v in fields.items() if k.startswith("speculative")}, False))
+            configs.append(_config(engine if engine in ("sglang", "atom") else "sglang", first,
+                                   {k: v for k, v in fields.items() if k.startswith("speculative")}))
     configs.sort(key=lambda c: c.line)
     return tuple(configs), tuple(sims)
 
 
 def thinking_mode(text: str) -> str:
     """`thinking_off` when the config explicitly disables thinking, else `thinking_on` (agentic coding thinks)."""
+    return thinking(text)[0]
+
+
+def thinking(text: str) -> tuple[str, str]:
+    """(mode, why): `thinking_off` where the config explicitly disables thinking; `thinking_on` where it enables
+    it; else `thinking_on`, assumed: AgentX replays agentic coding traces, which think."""
     if text.isascii() and "thinking" not in text.lower():
-        return "thinking_on"  # the pattern needs the word (outside ASCII, re.I also reads "ı" as "i")
-    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
-    return "thinking_off" if _THINKING_OFF.search(code.replace('\\"', '"')) else "thinking_on"
+        return "thinking_on", "assumed thinking_on: the config does not set a thinking mode (agentic coding thinks)"
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")).replace('\\"', '"')
+    off = engines.THINKING_OFF.search(code)
+    if off:
+        return "thinking_off", f"thinking_off: the config sets `{off.group(0)}`"
+    on = engines.THINKING_ON.search(code)
+    if on:
+        return "thinking_on", f"thinking_on: the config sets `{on.group(0)}`"
+    return "thinking_on", "assumed thinking_on: the config does not set a thinking mode (agentic coding thinks)"
 
 
 def script_engine(text: str, path: str) -> str:
@@ -386,66 +442,3 @@ def recipe_engine(doc) -> str:
     return ""
 
 
-# --------------------------------------------------------------------------
-# Speculative settings of the launches a trace reached
-# --------------------------------------------------------------------------
-
-_LAUNCH_SIMS = ("SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE",
-                "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS")
-
-
-def _json_or_fields(text: str) -> dict[str, str]:
-    try:
-        data = json.loads(text) if len(text) <= 100_000 else None
-    except (ValueError, RecursionError):  # not JSON, or nested too deep to read (hostile input)
-        data = None
-    if data is None:
-        return _json_fields(text.replace('\\"', '"'))
-    if not isinstance(data, dict):
-        return {}
-    return {str(k): ("true" if v is True else "false" if v is False else str(v))
-            for k, v in data.items() if not isinstance(v, (dict, list))}
-
-
-def launch_settings(launch: Launch, path: str) -> tuple[list[SpecConfig], list[Simulation]]:
-    """The speculative configs and simulated-acceptance knobs of one server launch: one config per candidate
-    of a `--speculative-config` JSON (a value set per branch stays paired with its draft length), the SGLang
-    flags, and the knobs of the environment it runs with."""
-    configs: list[SpecConfig] = []
-    sims: list[Simulation] = []
-    argv = launch.argv
-    flags: dict[str, Token] = {}
-    for i, tok in enumerate(argv):
-        name = tok.first or ""
-        if not name.startswith("--"):
-            continue
-        flag, eq, inline = name[2:].partition("=")
-        value = Token((inline,), tok.line) if eq else (argv[i + 1] if i + 1 < len(argv) else Token(("",), tok.line))
-        key = flag.replace("-", "_")
-        if key == "speculative_config":
-            for candidate in value.values:
-                fields = _json_or_fields(candidate) if candidate and UNKNOWN not in candidate else {}
-                if candidate and UNKNOWN in candidate:  # partly known (a path under an unknown directory)
-                    fields = {k: v.replace(UNKNOWN, "*") for k, v in _json_fields(candidate.replace('\\"', '"')).items()
-                              if v.strip(UNKNOWN)}
-                configs.append(_vllm_config(value.line, fields, False))
-                if "synthetic_acceptance_length" in fields:
-                    sims.append(Simulation("synthetic_acceptance_length", fields["synthetic_acceptance_length"],
-                                           value.line, path))
-        elif key.startswith("speculative_") or key == "num_speculative_tokens":
-            flags.setdefault(key, value)
-        elif key == "spec_decode_acceptance_length":
-            sims += [Simulation("spec-decode-acceptance-length", v or "", value.line, path) for v in value.values]
-    if flags:
-        names = sorted(flags)
-        line = min(t.line for t in flags.values())
-        combos = [{}]
-        for n in names:
-            combos = [{**c, n: v} for c in combos for v in flags[n].values if v is not None][:8] or combos
-        for combo in combos:
-            configs.append(_sglang_config(line, {k: v for k, v in combo.items() if UNKNOWN not in v}, False))
-    for name, tok in launch.env:
-        if name in _LAUNCH_SIMS:
-            sims += [Simulation(name, v if v is not None and UNKNOWN not in v else "<not fixed>", tok.line, path)
-                     for v in tok.values]
-    return configs, sims

@@ -54,10 +54,12 @@ from .masterconfig import EntryChange
 from .policy import Policy
 from .recipe_index import points_running
 from .bash import Script, reads_first_field
-from .spec_settings import (Simulation, SpecConfig, launch_settings, recipe_engine, recipe_settings, script_engine,
-                            script_settings, thinking_mode)
+from . import engines
+from .bash.reading import statements
+from .spec_settings import (THROUGHPUT_ENV, Simulation, SpecConfig, launch_settings, recipe_engine, recipe_settings,
+                            script_engine, script_settings, thinking_mode, trt_options)
 from .srtslurm import variants
-from .tracing import Reached, reach
+from .tracing import Reached, head_reader, reach, repo_paths
 from .yamlload import LineDict, YamlProblem
 
 # --------------------------------------------------------------------------
@@ -198,15 +200,12 @@ class Inventory:
                 "or changes turns them on)")
 
 
-_SPEC_NAME = re.compile(r"-mtp\b|eagle", re.I)
-
-
 def point_is_spec(key: str, point: resolver.Point) -> bool:
     """A point runs speculative decoding: its `spec-decoding:` is not none (an entry named `-mtp` whose point
     says none is not)."""
     if "spec-decoding" in point.values:
         return point.spec_decoding != "none"
-    return bool(_SPEC_NAME.search(key))
+    return engines.spec_entry_name(key)
 
 
 def entry_is_agentic(key: str, entry: dict) -> bool:
@@ -215,10 +214,15 @@ def entry_is_agentic(key: str, entry: dict) -> bool:
 
 
 def _point_simulations(point: resolver.Point, master_path: str) -> tuple[Simulation, ...]:
+    """A master point's synthetic acceptance: SYNTHETIC_ACCEPTANCE_LENGTH (unless SYNTHETIC_ACCEPTANCE is off),
+    or SYNTHETIC_ACCEPTANCE=true alone (the injector then reads the golden curve itself)."""
     enabled = point.setting("SYNTHETIC_ACCEPTANCE")
     length = point.setting("SYNTHETIC_ACCEPTANCE_LENGTH")
-    if length is not None and (enabled is None or enabled.value.lower() not in ("false", "0", "no")):
-        return (Simulation("SYNTHETIC_ACCEPTANCE_LENGTH", length.value, length.line, master_path),)
+    off = enabled is not None and enabled.value.lower() in ("false", "0", "no", "")
+    if length is not None and not off:
+        return (Simulation(length.name, length.value, length.line, master_path, means="length"),)
+    if enabled is not None and enabled.value.lower() == "true":
+        return (Simulation(enabled.name, enabled.value, enabled.line, master_path, means="switch"),)
     return ()
 
 
@@ -346,7 +350,7 @@ def _entry_script_unit(ctx: Context, path: str, uses: list[_Use]) -> SpecUnit | 
 def _recipe_unit(ctx: Context, path: str, text: str, changed: bool, points: tuple[resolver.PointRun, ...],
                  env: Mapping[str, str] | None = None, force: bool = False) -> SpecUnit | None:
     """The spec unit of a recipe; None when it runs no speculative decoding."""
-    name_spec = bool(re.search(r"(?:^|[_-])mtp(?:$|[_.-])|eagle", posixpath.basename(path), re.I))
+    name_spec = engines.spec_file_name(posixpath.basename(path))
     refs = []
     for run in points:
         entry_agentic = bool(_AGENTIC_WORD.search(run.key))
@@ -410,33 +414,99 @@ def _replays(chain: tuple[Reached, ...]) -> bool:
                for x in chain)
 
 
+LIBRARY_LINES = 1_000_000  # the lines of the n-th file a script sources are numbered from n * LIBRARY_LINES
+
+
+@dataclass(frozen=True)
+class ScriptRun:
+    """A script run as the speculative-decoding reader runs it (`bash.Script.run_every_engine`): the launches it
+    reaches, the lines it runs, and the files it sourced in place (lines from n * LIBRARY_LINES are the n-th's)."""
+
+    path: str
+    launches: tuple
+    visited: frozenset[int]
+    libraries: tuple[str, ...]
+
+    def where(self, line: int) -> tuple[str, int]:
+        """(file, line) of a line of the run."""
+        n = line // LIBRARY_LINES
+        if 0 < n <= len(self.libraries):
+            return self.libraries[n - 1], line - n * LIBRARY_LINES + 1
+        return self.path, line
+
+
+def script_run(ctx: Context, path: str, text: str, env: Mapping[str, str]) -> ScriptRun:
+    """`path` (holding `text`) run with `env` by the speculative-decoding reader: every engine's launch, the
+    files it sources run in place (read from the repository at head), file tests answered from it. Cached."""
+    return ctx.once(_script_run, path, text, tuple(sorted(env.items())))
+
+
+def _script_run(ctx: Context, path: str, text: str, env: tuple) -> ScriptRun:
+    cache = head_reader(ctx)
+    libraries: list[str] = []
+
+    def sources(target):
+        for value in target.values:
+            for candidate in repo_paths(ctx, value, posixpath.dirname(path)):
+                lib = cache.read(candidate) if candidate != path else None
+                if lib is None:
+                    continue
+                if candidate not in libraries:
+                    libraries.append(candidate)
+                base = (libraries.index(candidate) + 1) * LIBRARY_LINES
+                return candidate, ctx.once(_library, candidate, lib, base)
+        return None
+
+    found = ctx.script(text).run_every_engine(dict(env), f"./{path}", cache._file_test, sources)
+    return ScriptRun(path, found.launches, found.visited, tuple(libraries))
+
+
+def _library(ctx: Context, path: str, text: str, base: int) -> tuple:
+    return statements(text, base)
+
+
 def _script_unit(ctx: Context, path: str, text: str, changed: bool, env: Mapping[str, str],
                  refs: tuple[MasterRef, ...] = (), declared: str = "") -> SpecUnit | None:
     """The spec unit of a benchmark script and what it runs; None when it runs no speculative decoding (and
-    no master point declares it)."""
-    name_spec = bool(re.search(r"(?:^|[_-])mtp(?:$|[_.-])|eagle", posixpath.basename(path), re.I))
+    no master point declares it). Each script of its chain but a sourced one (run in place) is run by the
+    speculative-decoding reader with its variables: its launches give the settings; a script none of whose
+    launches it reaches is read line by line."""
+    name_spec = engines.spec_file_name(posixpath.basename(path))
     chain = reach(ctx, path, env, is_client_candidate)
     configs: list[SpecConfig] = []
     sims: list[Simulation] = []
-    engines: list[str] = []
+    found_engines: list[str] = []
     for x in chain:
-        if x.trace is None:
+        if x.text is None or x.how == "source":
             continue
-        for launch in x.trace.launches:
-            c, s = launch_settings(launch, x.path)
+        run = script_run(ctx, x.path, x.text, {**THROUGHPUT_ENV, **x.env})
+        for launch in run.launches:
+            options = _trt_options(ctx, x.text, run) if launch.engine == "trtllm" else None
+            c, s = launch_settings(launch, x.path, run.where, options[1] if options else None)
+            if options:
+                c = [replace(k, line=options[0]) if k.line == 0 else k for k in c]
             configs += c
             sims += s
-            engines.append(launch.engine)
+            found_engines.append(launch.engine)
     script = ctx.script(text)
-    if not engines:  # no vLLM / SGLang launch reached: read the script's lines (TRT-LLM, ATOM, ...)
-        configs, sims = map(list, script_settings(script, path))
+    if not found_engines:  # no launch reached: read the script's lines
+        configs, sims = map(list, script_settings(script, path, {**THROUGHPUT_ENV, **env}))
     sims += [s for r in refs for s in r.simulations]
     if not (configs or sims or name_spec or declared):
         return None
     agentic = is_agentic_path(path) or _replays(chain)
     code = "\n".join(ln.code for ln in script.lines)
     configs = list(dict.fromkeys(configs))
-    return SpecUnit(path, "script", text, changed, agentic, engines[0] if engines else script_engine(text, path),
+    return SpecUnit(path, "script", text, changed, agentic,
+                    found_engines[0] if found_engines else script_engine(text, path),
                     script_prefix(path), thinking_mode(code), tuple(sorted(configs, key=lambda c: c.line)),
                     tuple(dict.fromkeys(sims)), refs, env=dict(env), chain=chain,
                     declared="" if configs else declared)
+
+
+def _trt_options(ctx: Context, text: str, run: ScriptRun) -> tuple[int, dict[str, str]] | None:
+    """The TRT-LLM options file's speculative settings a script writes from a heredoc the run reaches."""
+    script = ctx.script(text)
+    dead = frozenset(ln.number for ln in script.lines
+                     if ln.heredoc is not None and ln.heredoc.start not in run.visited)
+    return trt_options(script, dead)

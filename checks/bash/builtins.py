@@ -371,3 +371,160 @@ class _Test:
             equal = fnmatch.fnmatchcase(left, right) if self.pattern else left == right
             return equal if op != "!=" else not equal
         return left < right if op == "<" else left > right
+
+
+# --------------------------------------------------------------------------
+# Arithmetic on literals that scripts hand to awk, bc and python
+# --------------------------------------------------------------------------
+
+CALCULATORS = frozenset({"awk", "gawk", "mawk", "bc", "python", "python3"})
+_NUMBER_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+               ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+_CALLS = {"round": round, "float": float, "int": int, "abs": abs, "min": min, "max": max}
+_AWK_PROGRAM = re.compile(r"\s*BEGIN\s*\{\s*(printf|print)\s*\(?(.*?)\)?\s*;?\s*\}\s*", re.S)
+_PY_PRINT = re.compile(r"\s*(?:import\s+\w+\s*[;\n]\s*)?print\s*\((.*)\)\s*;?\s*", re.S)
+_PY_FORMAT = re.compile(r"""\s*(?P<q>['"])%(?P<spec>[-+ #0]*\d*(?:\.\d+)?[fgde])(?P=q)\s*%\s*(?P<expr>.+)""", re.S)
+_PY_FSTRING = re.compile(r"""\s*f(?P<q>['"])\{(?P<expr>[^{}:]+)(?::(?P<spec>[^{}]*))?\}(?P=q)\s*""", re.S)
+_PY_METHOD = re.compile(r"""\s*(?P<q>['"])\{(?::(?P<spec>[^{}]*))?\}(?P=q)\.format\((?P<expr>.+)\)\s*""", re.S)
+
+
+def _number(expr: str, names: dict[str, str] | None = None) -> float | int | None:
+    """A numeric expression of literals (and `names` bound to literals): + - * / // %, parentheses, round,
+    float, int, abs, min, max; None for anything else or a value out of bounds."""
+    if len(expr) > 400:
+        return None
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+    def ev(n):
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool):
+            return n.value
+        if isinstance(n, ast.Name) and names is not None and n.id in names:
+            value = _number(names[n.id])
+            if value is None:
+                raise ValueError(n.id)
+            return value
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            value = ev(n.operand)
+            return -value if isinstance(n.op, ast.USub) else value
+        if isinstance(n, ast.BinOp) and type(n.op) in _NUMBER_OPS:
+            left, right = ev(n.left), ev(n.right)
+            if abs(left) > 1e12 or abs(right) > 1e12:
+                raise ValueError("too large")
+            return _NUMBER_OPS[type(n.op)](left, right)
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _CALLS and not n.keywords
+                and 0 < len(n.args) <= 4):
+            return _CALLS[n.func.id](*(ev(a) for a in n.args))
+        raise ValueError("unsupported")
+
+    try:
+        value = ev(tree)
+    except (ValueError, TypeError, ZeroDivisionError, OverflowError, RecursionError):
+        return None
+    return value if isinstance(value, (int, float)) and abs(value) <= 1e12 else None
+
+
+def _awk_number(value: float | int) -> str:
+    """How awk prints a number (OFMT %.6g; an integral value as an integer)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
+
+
+def _awk(args: list[str]) -> str | None:
+    names: dict[str, str] = {}
+    program = None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "-v" and i + 1 < len(args):
+            name, eq, value = args[i + 1].partition("=")
+            if not eq:
+                return None
+            names[name] = value
+            i += 2
+        elif a.startswith("-v") and "=" in a:
+            name, _, value = a[2:].partition("=")
+            names[name] = value
+            i += 1
+        elif program is None and not a.startswith("-"):
+            program = a
+            i += 1
+        else:
+            return None  # an input file, another option: not arithmetic on literals
+    m = _AWK_PROGRAM.fullmatch(program or "")
+    if m is None:
+        return None
+    how, body = m.groups()
+    if how == "print":
+        value = _number(body, names)
+        return None if value is None else _awk_number(value)
+    fmt, comma, expr = body.partition(",")
+    fmt = fmt.strip()
+    if not comma or len(fmt) < 2 or fmt[0] != '"' or fmt[-1] != '"':
+        return None
+    value = _number(expr, names)
+    return None if value is None else _printf(fmt[1:-1], [repr(float(value))])
+
+
+def _bc(text: str, scale: int) -> str | None:
+    """bc on one expression: `scale` digits after a division (`scale=N` sets it), the operands' otherwise."""
+    out = None
+    for stmt in re.split(r"[;\n]", text):
+        stmt = stmt.strip()
+        if not stmt:
+            continue
+        m = re.fullmatch(r"scale\s*=\s*(\d{1,2})", stmt)
+        if m:
+            scale = int(m.group(1))
+            continue
+        if out is not None or "^" in stmt:
+            return None
+        value = _number(stmt)
+        if value is None:
+            return None
+        places = scale if "/" in stmt else max([len(d) for d in re.findall(r"\.(\d+)", stmt)] or [0])
+        whole, _, frac = f"{value:.{places + 4}f}".partition(".")
+        out = whole + ("." + frac[:places] if places else "")  # bc truncates to the scale
+    return out
+
+
+def _python(args: list[str]) -> str | None:
+    if len(args) != 2 or args[0] != "-c":
+        return None
+    m = _PY_PRINT.fullmatch(args[1])
+    if m is None:
+        return None
+    inner = m.group(1)
+    for pattern in (_PY_FORMAT, _PY_FSTRING, _PY_METHOD):
+        f = pattern.fullmatch(inner)
+        if f is not None:
+            value = _number(f.group("expr"))
+            spec = f.group("spec") or ""
+            if value is None:
+                return None
+            try:
+                return ("%" + spec) % value if pattern is _PY_FORMAT else format(value, spec)
+            except (ValueError, TypeError):
+                return None
+    value = _number(inner)
+    return None if value is None else repr(value)
+
+
+def calculate(argv: list[str], stdin: str | None) -> str | None:
+    """What `awk 'BEGIN{print EXPR}'`, `bc` (reading `stdin`) or `python3 -c 'print(EXPR)'` prints for an
+    arithmetic expression of literals (trailing newline cut); None for anything else."""
+    name = argv[0].rsplit("/", 1)[-1] if argv else ""
+    if any(UNKNOWN in a for a in argv) or stdin is not None and UNKNOWN in stdin:
+        return None
+    if name in ("awk", "gawk", "mawk"):
+        return _awk(argv[1:])
+    if name == "bc":
+        if stdin is None or not all(a in ("-l", "-q") for a in argv[1:]):
+            return None
+        return _bc(stdin, 20 if "-l" in argv[1:] else 0)
+    if re.fullmatch(r"python[\d.]*", name):
+        return _python(argv[1:])
+    return None

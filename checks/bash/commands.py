@@ -131,3 +131,28 @@ def launched_at(values: list[str | None]) -> tuple[str, int, int] | None:
         if module == "vllm.entrypoints.openai.api_server":
             return "vllm", i, i + 3
     return None
+
+
+_SPEC_MODULES = {"atom.entrypoints.openai_server": "atom", "atom.entrypoints.api_server": "atom",
+                 "tensorrt_llm.commands.serve": "trtllm"}
+
+
+def engine_launch_at(values: list[str | None]) -> tuple[str, int, int] | None:
+    """`launch_at`, and also the servers whose launches only the speculative-decoding reader follows:
+    `trtllm-serve [serve] MODEL` and `python -m atom.entrypoints.openai_server` (check 3 compares vLLM and
+    SGLang server arguments only)."""
+    found = launch_at(values)
+    if found is not None or not values:
+        return found
+    i = 0
+    while i < len(values) and values[i] is not None and values[i].rsplit("/", 1)[-1] in _WRAPPERS:
+        i += 1
+        while i < len(values) and values[i] is not None and (
+                values[i].startswith("-") or "=" in values[i] or _DURATION.fullmatch(values[i])):
+            i += 1
+    head = [v.rsplit("/", 1)[-1] if v else "" for v in values[i:i + 3]]
+    if head[:1] == ["trtllm-serve"]:
+        return "trtllm", i, i + (2 if head[1:2] == ["serve"] else 1)
+    if len(head) == 3 and _PYTHON.fullmatch(head[0]) and head[1] == "-m" and values[i + 2] in _SPEC_MODULES:
+        return _SPEC_MODULES[values[i + 2]], i, i + 3
+    return None

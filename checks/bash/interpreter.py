@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Mapping, NamedTuple
 
-from .builtins import UNKNOWN, decided, lone_command, pure_output, test
-from .commands import launch_at, may_become_launch, may_launch, may_run, run_at
+from .builtins import CALCULATORS, UNKNOWN, calculate, decided, lone_command, pure_output, test
+from .commands import engine_launch_at, launch_at, may_become_launch, may_launch, may_run, run_at
 from .reading import statements
 from .record import record
 from .syntax import AndOr, Case, Func, Group, If, Loop, Not, Simple, walk
@@ -33,6 +33,7 @@ _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _EXPORT_FLAG = re.compile(r"-[a-zA-Z]*x[a-zA-Z]*")  # `declare -x`, `-gx`, ...
 DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})  # builtins taking NAME=value
 NOT_GIVEN = object()  # what `Given` records for a variable the runner does not give
+Sources = Callable[[Token], "tuple[str, tuple] | None"]  # a sourced file's (path, statements), or None
 _BUILTINS = DECLARATIONS | {"unset", "exit", "return", "true", ":", "false", "[", "test", "[["}  # `simple` runs these
 
 
@@ -224,7 +225,7 @@ def exported_token(binding: Binding) -> Token:
 class Launch:
     """A server launch the interpreter reached."""
 
-    engine: str  # vllm | sglang
+    engine: str  # vllm | sglang (and, for a trace of every engine, trtllm | atom)
     argv: tuple[Token, ...]  # the args after `vllm serve` / `-m sglang.launch_server`
     env: tuple[tuple[str, Token], ...]  # variables the script exported (or set on the command) for it
     line: int
@@ -274,8 +275,14 @@ class Interpreter(Evaluator):
 
     def __init__(self, known: Mapping[str, str], watch: Callable[[list[str | None]], bool] | None = None,
                  exists: Callable[[str], bool | None] | None = None, defaults: bool = False,
-                 shared: dict[int, _Plan] | None = None):
+                 shared: dict[int, _Plan] | None = None, sources: Sources | None = None,
+                 every_engine: bool = False):
         self.known = Given(known)
+        self.sources = sources  # reads the file a `source` names, to run it in place (None: recorded only)
+        self.sourcing: list[str] = []  # the files being sourced, innermost last (no file sources itself)
+        self.library_funcs: set[str] = set()  # functions a sourced file defines (run only where called)
+        self.visited: set[int] = set()  # the lines of the simple commands run
+        self.launch_at = engine_launch_at if every_engine else launch_at  # which servers count as launches
         self.shared = {} if shared is None else shared  # what is read of a statement alone, by id (`Script`'s runs share it)
         self.exists = exists
         self.defaults = defaults  # `known` is every variable the script is given: `${X:-d}` of another X is d
@@ -354,6 +361,20 @@ class Interpreter(Evaluator):
         declares, plain, quiet, prints = _by_name(command)
         return plain and quiet and not prints and command not in self.funcs and not self.watch([command])
 
+    def _calculate(self, state: State, values: list[str | None]) -> bool:
+        """Inside `$(...)`: what awk, bc or `python3 -c` prints for arithmetic on literals (`calculate`), which
+        replaces the output so far when it reads it (`echo "$AL - 1" | bc`); False when it cannot be worked out."""
+        if None in values:
+            return False
+        before = state.vars[_OUT]
+        stdin = before.alts[0] if len(before.alts) == 1 and isinstance(before.alts[0], str) else None
+        out = calculate([v for v in values if v is not None], stdin)
+        if out is None:
+            return False
+        reads = values[0].rsplit("/", 1)[-1] == "bc"
+        state.vars[_OUT] = Binding((out + "\n" if reads else (stdin or "") + out + "\n",), before.line)
+        return True
+
     def _print(self, state: State, fields: list[Token]) -> None:
         """Inside `$(...)`: what an `echo` / `printf` adds to the substitution's output."""
         combos = itertools.islice(itertools.product(*(t.values for t in fields)), MAX_ALTS)
@@ -414,6 +435,8 @@ class Interpreter(Evaluator):
             return status, state
         if isinstance(node, Func):
             self.funcs[node.name] = node.body
+            if self.sourcing:
+                self.library_funcs.add(node.name)
             return True, state
         return None, state
 
@@ -469,6 +492,7 @@ class Interpreter(Evaluator):
 
     def simple(self, node: Simple, state: State) -> tuple[bool | None, State]:
         self.current = node.line
+        self.visited.add(node.line)
         if not node.words:
             for name, append, scalar, array in node.assigns:
                 self.assign(state, name, append, scalar, array, node.line)
@@ -520,7 +544,7 @@ class Interpreter(Evaluator):
             if self.watch is not None and self.watch(values):
                 self.calls.append(self._call(node, state))
             return None, self.call(command, state, tuple(fields[1:]))
-        found = launch_at(values)
+        found = self.launch_at(values)
         if found is not None:
             self.launches.append(self._launch(node, state, fields, *found))
         if not self.tracing:
@@ -528,6 +552,8 @@ class Interpreter(Evaluator):
         if _OUT in state.vars:  # inside `$(...)`
             if command in ("echo", "printf") and len(fields) > (command == "printf"):
                 self._print(state, fields)
+                return True, state
+            if command is not None and command.rsplit("/", 1)[-1] in CALCULATORS and self._calculate(state, values):
                 return True, state
             if command not in ("eval", "cd"):
                 state.vars[_IMPURE] = Binding(("1",), node.line)
@@ -542,6 +568,8 @@ class Interpreter(Evaluator):
         ran = run_at(values)
         if ran is not None:
             how, at = ran
+            if how == "source" and self.sources is not None:
+                state = self._source(state, fields[at], node.line)
             if how == "-c":
                 self.subshell(state, values[at], node.line)
             else:
@@ -553,6 +581,23 @@ class Interpreter(Evaluator):
                                                             cwd.line) if cwd else None,
                                      tuple(sorted(env.items())), self.at or node.line))
         return None, state
+
+    def _source(self, state: State, target: Token, line: int) -> State:
+        """`source FILE` run in place, when `sources` reads FILE: its assignments, exports and functions are the
+        caller's from there on (a library's defaults, tables and helpers)."""
+        if len(self.sourcing) >= 4:
+            return state
+        found = self.sources(target)
+        if found is None or found[0] in self.sourcing:
+            return state
+        path, nodes = found
+        self.sourcing.append(path)
+        try:
+            after = self.run(nodes, state)
+        finally:
+            self.sourcing.pop()
+        after.alive = True  # a `return` / `exit` at a library's top level ends the sourcing only
+        return after
 
     def _other(self, node: Simple, state: State, command: str) -> tuple[bool | None, State]:
         """What `simple` does with a command named by a literal word whose other words it reads none of

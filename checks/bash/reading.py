@@ -90,9 +90,10 @@ def read_whole(raw: list[str]) -> Reading:
 
 
 @lru_cache(maxsize=256)
-def statements(text: str) -> tuple:
-    """The statements of a string run as shell code (`eval`, `bash -c`, `$(...)`)."""
-    parsed = _parse(Source.of(text[:MAX_SCRIPT]))
+def statements(text: str, base: int = 1) -> tuple:
+    """The statements of a string run as shell code (`eval`, `bash -c`, `$(...)`, a sourced file), its first
+    line numbered `base`."""
+    parsed = _parse(Source.of(text[:MAX_SCRIPT], base))
     return Builder(parsed[0]).statements(parsed[1].children, 1) if parsed is not None else ()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Iterator, Mapping, NamedTuple
 
@@ -142,6 +143,19 @@ class FixedValues(Evaluator):
         return found
 
 
+@dataclass(frozen=True)
+class Reading:
+    """What `Script.run_every_engine` reached: the server launches, and the lines of the commands run."""
+
+    launches: tuple[Launch, ...]
+    visited: frozenset[int]
+
+
+def _every_word(values: list[str | None]) -> bool:
+    """A watch that records nothing but has every word of a command expanded (a launch hides behind none)."""
+    return False
+
+
 class Script:
     """A bash script, parsed once, then read two ways.
 
@@ -215,6 +229,22 @@ class Script:
         return self._keep(how, interp, tested, Trace(tuple(dict.fromkeys(interp.launches)),
                                                      tuple(dict.fromkeys(interp.calls)),
                                                      tuple(dict.fromkeys(interp.runs))))
+
+    def run_every_engine(self, env: Mapping[str, str], path: str, exists: Callable[[str], bool | None] | None,
+                         sources: Callable[[Token], tuple[str, tuple] | None] | None) -> Reading:
+        """The run the speculative-decoding reader takes (`checks.specmodel`): as `trace` with `defaults`, but
+        every engine's server launch is recorded (TRT-LLM, ATOM too), a sourced file `sources` reads is run in
+        place (its defaults, tables and helpers are the caller's), and the lines of the commands it ran are
+        kept. Functions a library defines run only where called. Not reused: what `sources` reads varies."""
+        known = dict(env)
+        if path:
+            known["0"] = path
+        interp = Interpreter(known, _every_word, exists, True, self._shared, sources, every_engine=True)
+        state = interp.run(self.statements, State({}, set()))
+        for name in list(interp.funcs):
+            if name not in interp.called and name not in interp.library_funcs:
+                interp.call(name, state.copy() if state.alive else State({}, set()))
+        return Reading(tuple(dict.fromkeys(interp.launches)), frozenset(interp.visited))
 
     def exports(self) -> tuple[tuple[str, Token], ...]:
         """The variables the script exports (a guide's env block), in the order they were set (by name within

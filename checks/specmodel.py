@@ -1,0 +1,135 @@
+"""One model of every speculative-decoding config a PR submits, read the way its engine reads it.
+
+Checks 9 and 11 read configs through this module (`model(ctx)`, derived once
+per Context); no rule reads a script itself. Where the configs are is
+`checks.specdecode` (scripts, srt-slurm recipes, what master entries run,
+their chains); what a setting means is `checks.engines`; how a script is
+run is `checks.bash` (one interpreter decides branches, sourced files are run
+in place, `$(( ))`, printf and awk/bc/python3 arithmetic on literals are
+worked out).
+
+For each config (`SpecRead`): its engine, draft method, draft model and
+draft length; the thinking mode, with why (set by the config, or assumed);
+whether the run is a throughput run or eval-only (an `EVAL_ONLY` branch, an
+eval twin recipe); its acceptance: `simulated` with the pinned targets in
+the engine's spelling and the acceptance length each one means, `real`, or
+`unknown` (a knob that speaks of acceptance but that no engine's table
+holds: what it pins cannot be read, so nothing is decided on it); and the
+file:line evidence of each value.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+
+from . import engines
+from .context import Context
+from .spec_settings import Simulation, SpecConfig, thinking
+from .specdecode import Inventory, SpecUnit, inventory
+
+_EVAL_NAME = re.compile(r"(?:^|[-_.])evals?(?:[-_.]|$)", re.I)
+
+
+def eval_twin(path: str) -> bool:
+    """A recipe or script named as an eval-only twin of a throughput one (`disagg-mtp-eval.yaml`)."""
+    return _EVAL_NAME.search(posixpath.basename(path)) is not None
+
+
+@dataclass(frozen=True)
+class SpecRead:
+    """One speculative config as its engine reads it."""
+
+    unit: SpecUnit
+    config: SpecConfig
+    thinking: str  # thinking_on | thinking_off
+    thinking_why: str  # set by the config, or which mode was assumed and why
+    throughput: bool  # False: only an eval-only run takes it
+    acceptance: str  # simulated | real | unknown
+    pins: tuple[Simulation, ...]  # the targets pinned (simulated), each with its file:line
+    why: str  # for real / unknown acceptance: what the config sets or lacks
+    auto: str = ""  # a master point whose injector reads the golden value itself (SYNTHETIC_ACCEPTANCE alone)
+
+    @property
+    def engine(self) -> str:
+        return self.config.engine or self.unit.engine
+
+    @property
+    def method(self) -> str:
+        return self.config.method
+
+    @property
+    def draft_model(self) -> str:
+        return self.config.draft_model
+
+    @property
+    def draft_length(self) -> int | None:
+        return self.config.num_tokens
+
+    @property
+    def path(self) -> str:
+        return self.config.path or self.unit.path
+
+    @property
+    def line(self) -> int:
+        return self.config.line or self.unit.anchor
+
+
+@dataclass(frozen=True)
+class Model:
+    inventory: Inventory
+    reads: tuple[SpecRead, ...]
+
+    def of(self, unit: SpecUnit) -> tuple[SpecRead, ...]:
+        return tuple(r for r in self.reads if r.unit is unit)
+
+
+def model(ctx: Context) -> Model:
+    """The model of every speculative config the PR submits (worked out once per Context)."""
+    return ctx.once(_model)
+
+
+def _model(ctx: Context) -> Model:
+    inv = inventory(ctx)
+    reads: list[SpecRead] = []
+    for unit in inv.units:
+        if unit.error is not None:
+            continue
+        mode, why = thinking("\n".join(ln.code for ln in ctx.script(unit.text).lines) if unit.kind == "script"
+                             else unit.text)
+        twin = eval_twin(unit.path)
+        unit_pins = [s for s in unit.simulations if not s.eval_only and s.pins_length]
+        unknown = [s for s in unit.simulations if not s.eval_only and not s.means]
+        auto = next((f"{s.path}:{s.line}" for s in unit.simulations if s.knob == "SYNTHETIC_ACCEPTANCE"
+                     and s.means == "switch" and not s.eval_only), "")
+        for config in unit.configs:
+            acceptance, pins, reason = _acceptance(config, unit_pins, unknown, auto)
+            reads.append(SpecRead(unit, config, mode, why, not (config.eval_only or twin), acceptance,
+                                  tuple(pins), reason, auto))
+    return Model(inv, tuple(reads))
+
+
+def _acceptance(config: SpecConfig, unit_pins: list[Simulation], unknown: list[Simulation], auto: str
+                ) -> tuple[str, list[Simulation], str]:
+    """(acceptance mode, pins, why) of one config."""
+    targets = config.targets
+    strange = config.unknown_knobs
+    path = config.path
+    if config.synthetic or targets:
+        if not config.synthetic:
+            return "real", [], f"sets {targets[0][0]} without \"rejection_sample_method\": \"synthetic\""
+        if not targets:
+            if strange:
+                return "unknown", [], f"sets {', '.join(strange)}, which no engine's table holds"
+            return "real", [], "sets \"rejection_sample_method\": \"synthetic\" without synthetic_acceptance_length"
+        return "simulated", [Simulation(k, v, config.line, path, False, engines.knob("json", k, "vllm").means)
+                             for k, v in targets], ""
+    if unit_pins:
+        return "simulated", list(unit_pins), ""
+    if auto:
+        return "simulated", [], ""
+    if strange or unknown:
+        names = list(strange) + [f"{s.knob} ({s.path}:{s.line})" for s in unknown]
+        return "unknown", [], f"sets {', '.join(dict.fromkeys(names))}, which no engine's table holds"
+    return "real", [], "runs real (unsimulated) acceptance"
