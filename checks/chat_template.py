@@ -66,12 +66,13 @@ from __future__ import annotations
 
 import posixpath
 import re
+from dataclasses import replace
 
 from .context import Context
 from .result import CheckResult, Finding, Severity, Status
 from .bash import UNKNOWN, Call
-from .spec_settings import eval_only_lines
-from .specdecode import CLIENT_FUNCTIONS, SpecUnit, client_programs, inventory
+from .specdecode import CLIENT_FUNCTIONS, SpecUnit, client_programs
+from .specmodel import eval_only_lines, model
 from .srtslurm import variants
 from .tracing import Reached
 
@@ -316,7 +317,7 @@ def _line_problems(ctx: Context, unit: SpecUnit) -> tuple[list[Finding], list[st
     """A script whose interpreted run reaches no client: its client calls read line by line (outside
     eval-only branches), as a last resort before failing closed."""
     script = ctx.script(unit.text)
-    eval_only = eval_only_lines(script)
+    eval_only = eval_only_lines(ctx, unit)
     out: list[Finding] = []
     how: list[str] = []
     clients = 0
@@ -356,7 +357,7 @@ def _line_problems(ctx: Context, unit: SpecUnit) -> tuple[list[Finding], list[st
 
 
 def check(ctx: Context) -> CheckResult:
-    inv = inventory(ctx)
+    inv = model(ctx).inventory
     if not inv.units and not inv.unlocated:
         return CheckResult(NUMBER, NAME, Status.NA, inv.na_reason("the PR adds or changes no speculative-decoding config"))
     findings: list[Finding] = []
@@ -379,7 +380,8 @@ def check(ctx: Context) -> CheckResult:
                                 f"cannot decide: spec-decode config {u.key}: its benchmark script/recipe is not "
                                 f"available ({looked}{why}); cannot verify chat-template use"))
     if findings:
-        return CheckResult.failed(NUMBER, NAME, list(dict.fromkeys(findings)))
+        return CheckResult.failed(NUMBER, NAME, [replace(f, undecided=True) if f.message.startswith("cannot decide")
+                                                 else f for f in dict.fromkeys(findings)])
     parts = []
     if recipes:
         parts.append(("spec-decode recipes benchmark through the chat template: " if len(recipes) > 1 else

@@ -97,6 +97,13 @@ KNOBS: tuple[Knob, ...] = (
     Knob("atom", "flag", "num-speculative-tokens", "draft_length", "ATOM draft length k"),
     Knob("atom", "flag", "spec-decode-acceptance-length", "length", "ATOM forced acceptance length (AL)"),
     Knob("atom", "flag", "spec-decode-acceptance-rate", "rate", "ATOM forced acceptance as a rate: (AL - 1) / k"),
+    # options files: a YAML of settings the server reads (the script often writes it from a heredoc)
+    Knob("trtllm", "flag", "extra_llm_api_options", "options_file",
+         "TRT-LLM options YAML; its `speculative_config:` holds the draft settings"),
+    Knob("trtllm", "flag", "extra-llm-api-options", "options_file", "TRT-LLM options YAML (dashed spelling)"),
+    Knob("trtllm", "flag", "config", "options_file", "TRT-LLM options YAML (trtllm-serve --config)"),
+    Knob("vllm", "flag", "config", "options_file", "vLLM YAML of server flags (`speculative-config:` among them)"),
+    Knob("sglang", "flag", "config", "options_file", "SGLang YAML of server flags"),
     # master-config additional-settings, exported by the launcher
     Knob("master", "setting", "SYNTHETIC_ACCEPTANCE", "switch", "turns synthetic acceptance on (true)"),
     Knob("master", "setting", "SYNTHETIC_ACCEPTANCE_LENGTH", "length",

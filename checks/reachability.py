@@ -20,6 +20,7 @@ from .bash import reads_call_names, reads_first_field
 from .tracing import head_reader, reach
 from .yamlload import YamlProblem
 
+MAX_SIZINGS = 4  # sizings of one entry's points traced each with its own; beyond it, traced without them
 MAX_RUNNING = 12  # entries that run one changed file, followed; beyond it every line of the file counts
 
 
@@ -57,7 +58,7 @@ def _submitted(ctx: Context, files: tuple[str, ...]) -> tuple[list[tuple[str, di
     out: dict[tuple, tuple[str, dict, PointRun]] = {}
 
     def add(config_path: str, key: str, entry: dict, run: PointRun) -> None:
-        env = tuple(sorted((k, v) for k, v in run.env.items() if k not in SIZING))
+        env = tuple(sorted(run.env.items()))
         out.setdefault((config_path, key, env, tuple(t.path for t in run.targets)), (key, entry, run))
 
     for change, run in iter_changed_runs(ctx):
@@ -121,8 +122,19 @@ def _reached(ctx: Context, files: tuple[str, ...]) -> Reachability:
     called: set[str] = set()
     undecided = ""
     submitted, everywhere = _submitted(ctx, files)
+    sized: dict[tuple, int] = {}  # (entry, variables but its sizing) -> how many sizings it is run with
+    for key, _entry, run in submitted:
+        group = (key, tuple(sorted((k, v) for k, v in run.env.items() if k not in SIZING)))
+        sized[group] = sized.get(group, 0) + 1
+    traced: set[tuple] = set()
     for key, entry, run in submitted:
-        env = {k: v for k, v in run.env.items() if k not in SIZING}
+        # A point's sizing (TP, EP, DP attention, ...) decides a guard as much as any variable; an entry run with
+        # more sizings than MAX_SIZINGS is traced without them (a guard on one then runs both ways).
+        plain = {k: v for k, v in run.env.items() if k not in SIZING}
+        env = dict(run.env) if sized[(key, tuple(sorted(plain.items())))] <= MAX_SIZINGS else plain
+        if (key, tuple(sorted(env.items()))) in traced:
+            continue
+        traced.add((key, tuple(sorted(env.items()))))
         starts = [lp for lp in launchers(ctx, str(entry.get("runner") or "")) if cache.exists(lp)]
         starts = starts or [t.path for t in run.scripts if t.present]
         if not starts:

@@ -36,6 +36,8 @@ def eval_only_lines(script: Script, env: dict[str, str] | None = None) -> frozen
     """The lines a run reaches only as an eval-only run (EVAL_ONLY=true), not as the benchmark run: the
     interpreter runs the script both ways with the config's variables and keeps the difference, a heredoc's
     body going with the command that opens it. Eval-only runs measure accuracy, not throughput."""
+    if not any(name in line for line in script.raw for name in (*EVAL_ENV, *THROUGHPUT_ENV)):
+        return frozenset()  # (nothing the run reads tells the two apart)
     base = dict(env or {})
     throughput = script.run_every_engine({**base, **THROUGHPUT_ENV}, "", None, None).visited
     evals = script.run_every_engine({**base, **EVAL_ENV}, "", None, None).visited
@@ -189,12 +191,13 @@ def _json_or_fields(text: str) -> dict[str, str]:
 Where = "Callable[[int], tuple[str, int]]"  # a line of the run -> (file, line): sourced files have lines of their own
 
 
-def launch_settings(launch: Launch, path: str, where=None, options: dict[str, str] | None = None
-                    ) -> tuple[list[SpecConfig], list[Simulation]]:
+def launch_settings(launch: Launch, path: str, where=None,
+                    options: tuple[str, int, dict[str, str]] | None = None) -> tuple[list[SpecConfig], list[Simulation]]:
     """The speculative configs and simulated-acceptance knobs of one server launch: one config per candidate
     of a `--speculative-config` JSON (a value set per branch stays paired with its draft length), the flags
-    (every combination of their candidates, up to 8), the knobs of the environment it runs with, and a
-    TRT-LLM options file the script writes (`options`: (key, value) read from it, by `trt_options`)."""
+    (every combination of their candidates, up to 8), the knobs of the environment it runs with, and the
+    settings of an options file it reads (`options`: (file, line, settings): TRT-LLM's `speculative_config`,
+    vLLM's `speculative-config`, SGLang's flags; `options_settings` reads them)."""
     at = where or (lambda line: (path, line))
     configs: list[SpecConfig] = []
     sims: list[Simulation] = []
@@ -217,6 +220,8 @@ def launch_settings(launch: Launch, path: str, where=None, options: dict[str, st
                 configs.append(_config("vllm", line, fields, path=file))
             continue
         found = engines.knob("flag", flag, engine)
+        if found is not None and found.means == "options_file":
+            continue
         if found is not None and found.pins:
             file, line = at(value.line)
             sims += [Simulation(flag, v or "", line, file, means=found.means) for v in value.values]
@@ -226,8 +231,18 @@ def launch_settings(launch: Launch, path: str, where=None, options: dict[str, st
                 sims += [Simulation(flag, v or "", line, file) for v in value.values]
             else:
                 flags.setdefault(flag.replace("-", "_"), value)
-    if engine == "trtllm" and options:
-        configs.append(_config("trtllm", 0, options))
+    if options is not None:
+        file, line, fields = options
+        if engine == "sglang":
+            for key, value in fields.items():
+                flags.setdefault(key.replace("-", "_"), Token((value,), line))
+        else:
+            config = _config(engine, line, fields, path=file)
+            configs.append(config)
+            sims += [Simulation(k, v, line, file, means=engines.knob("json", k, engine).means)
+                     for k, v in config.targets]
+    if engine == "trtllm":
+        pass
     elif flags and any(engines.meaning(engine, "flag", k.replace("_", "-")) == "method" for k in flags) or (
             flags and engine != "atom"):
         names = sorted(flags)
@@ -246,6 +261,40 @@ def launch_settings(launch: Launch, path: str, where=None, options: dict[str, st
         sims += [Simulation(name, v if v is not None and UNKNOWN not in v else "<not fixed>", line, file,
                             means=sim.means) for v in tok.values]
     return configs, sims
+
+
+def options_file(launch: Launch) -> Token | None:
+    """The options file a launch reads (`--extra_llm_api_options FILE`, `--config FILE`), as written."""
+    argv = launch.argv
+    for i, tok in enumerate(argv):
+        flag, eq, inline = (tok.first or "").removeprefix("--").partition("=")
+        if (tok.first or "").startswith("--") and engines.meaning(launch.engine, "flag", flag) == "options_file":
+            return Token((inline,), tok.line) if eq else (argv[i + 1] if i + 1 < len(argv) else None)
+    return None
+
+
+def options_settings(engine: str, doc) -> tuple[int, dict[str, str]] | None:
+    """(line, settings) of the speculative settings in an options file's parsed YAML: TRT-LLM's
+    `speculative_config:` mapping, vLLM's `speculative-config` (mapping or JSON), SGLang's flags as keys."""
+    if not isinstance(doc, dict):
+        return None
+    if engine == "sglang":
+        fields = {str(k): str(v) for k, v in doc.items()
+                  if isinstance(k, str) and not isinstance(v, (dict, list)) and (
+                      engines.knob("flag", k.replace("_", "-"), "sglang") is not None)}
+        lines = [doc.line_of(k) for k in fields] if isinstance(doc, LineDict) else [0]
+        return (min(lines), fields) if fields else None
+    for key in ("speculative_config", "speculative-config"):
+        value = doc.get(key)
+        if isinstance(value, dict):
+            fields = {str(k): json.dumps(v) if isinstance(v, list) else str(v) for k, v in value.items()
+                      if not isinstance(v, dict)}
+        elif isinstance(value, str):
+            fields = _json_or_fields(value)
+        else:
+            continue
+        return (doc.line_of(key) if isinstance(doc, LineDict) else 0), fields
+    return None
 
 
 # --------------------------------------------------------------------------
@@ -269,12 +318,12 @@ def trt_options(script: Script, skip: frozenset[int] = frozenset()) -> tuple[int
     return (first, fields) if any(engines.meaning("trtllm", "json", k) == "method" for k in fields) else None
 
 
-def script_settings(script: Script, path: str, env: dict[str, str] | None = None
+def script_settings(script: Script, path: str, env: dict[str, str] | None = None, evals: bool = True
                     ) -> tuple[tuple[SpecConfig, ...], tuple[Simulation, ...]]:
     """The speculative configs and simulated-acceptance knobs of a bash script whose launch the interpreter does
-    not reach, line by line (variables the script fixes expanded; embedded diffs skipped: they are data; lines
-    only an eval-only run reaches marked)."""
-    eval_only = eval_only_lines(script, env)
+    not reach, line by line (variables the script fixes expanded; embedded diffs skipped: they are data; with
+    `evals`, the lines only an eval-only run reaches marked)."""
+    eval_only = eval_only_lines(script, env) if evals else frozenset()
     configs: list[SpecConfig] = []
     sims: list[Simulation] = []
     flags: dict[bool, tuple[int, str, dict[str, str]]] = {}

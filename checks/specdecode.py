@@ -55,9 +55,10 @@ from .policy import Policy
 from .recipe_index import points_running
 from .bash import Script, reads_first_field
 from . import engines
+from .bash.interpreter import NOT_GIVEN
 from .bash.reading import statements
 from .spec_settings import (THROUGHPUT_ENV, Simulation, SpecConfig, launch_settings, recipe_engine, recipe_settings,
-                            script_engine, script_settings, thinking_mode, trt_options)
+                            options_file, options_settings, script_engine, script_settings, thinking_mode)
 from .srtslurm import variants
 from .tracing import Reached, head_reader, reach, repo_paths
 from .yamlload import LineDict, YamlProblem
@@ -261,12 +262,8 @@ class _Builder:
 def _inventory(ctx: Context) -> Inventory:
     b = _Builder()
     for f in ctx.changed_files:
-        if f.head_text is None:
-            continue
-        if is_recipe(ctx.policy, f.path):
+        if f.head_text is not None and is_recipe(ctx.policy, f.path):
             b.add(_recipe_unit(ctx, f.path, f.head_text, True, points_running(ctx, f.path)))
-        elif is_config_script(f.path):
-            b.add(_script_unit(ctx, f.path, f.head_text, True, dict(BASE_ENV)))
     scripts: dict[str, list] = {}
     for change, run in resolver.iter_changed_runs(ctx, lambda change, point: point_is_spec(change.key, point)):
         entry = change.head
@@ -299,10 +296,13 @@ def _inventory(ctx: Context) -> Inventory:
             scripts.setdefault(t.path, []).append(_Use(text, run, agentic, prefix, change, dict(t.env or run.env)))
     for path, uses in scripts.items():
         b.add(_entry_script_unit(ctx, path, uses))
+    for f in ctx.changed_files:  # a changed script no changed point runs: read with the benchmark run's variables
+        if f.head_text is not None and is_config_script(f.path) and f.path not in b.units:
+            b.add(_script_unit(ctx, f.path, f.head_text, True, dict(BASE_ENV)))
     reached = {x.path for u in b.units.values() for x in u.chain} | set(b.units)
     dormant = tuple(f.path for f in ctx.changed_files
                     if f.head_text is not None and is_benchmark_script(f.path) and not is_config_script(f.path)
-                    and f.path not in reached and script_settings(ctx.script(f.head_text), f.path)[0])
+                    and f.path not in reached and script_settings(ctx.script(f.head_text), f.path, evals=False)[0])
     return Inventory(tuple(b.units[p] for p in sorted(b.units)), tuple(b.unlocated), dormant)
 
 
@@ -426,6 +426,7 @@ class ScriptRun:
     launches: tuple
     visited: frozenset[int]
     libraries: tuple[str, ...]
+    writes: tuple = ()  # files written from heredocs (`bash.Write`)
 
     def where(self, line: int) -> tuple[str, int]:
         """(file, line) of a line of the run."""
@@ -437,11 +438,23 @@ class ScriptRun:
 
 def script_run(ctx: Context, path: str, text: str, env: Mapping[str, str]) -> ScriptRun:
     """`path` (holding `text`) run with `env` by the speculative-decoding reader: every engine's launch, the
-    files it sources run in place (read from the repository at head), file tests answered from it. Cached."""
-    return ctx.once(_script_run, path, text, tuple(sorted(env.items())))
+    files it sources run in place (read from the repository at head), file tests answered from it. Cached: a
+    run whose variables answer what an earlier run of the script asked the same takes its path."""
+    runs = ctx.once(_script_runs, path, text)
+    for asked, found in runs:
+        if all(env.get(k, NOT_GIVEN) == v for k, v in asked.items()):
+            return found
+    found, asked = _script_run(ctx, path, text, env)
+    if asked is not None:
+        runs.append((asked, found))
+    return found
 
 
-def _script_run(ctx: Context, path: str, text: str, env: tuple) -> ScriptRun:
+def _script_runs(ctx: Context, path: str, text: str) -> list:
+    return []
+
+
+def _script_run(ctx: Context, path: str, text: str, env: Mapping[str, str]) -> tuple[ScriptRun, Mapping | None]:
     cache = head_reader(ctx)
     libraries: list[str] = []
 
@@ -458,7 +471,8 @@ def _script_run(ctx: Context, path: str, text: str, env: tuple) -> ScriptRun:
         return None
 
     found = ctx.script(text).run_every_engine(dict(env), f"./{path}", cache._file_test, sources)
-    return ScriptRun(path, found.launches, found.visited, tuple(libraries))
+    asked = None if found.asked is None else {k: v for k, v in found.asked.items() if k != "0"}
+    return ScriptRun(path, found.launches, found.visited, tuple(libraries), found.writes), asked
 
 
 def _library(ctx: Context, path: str, text: str, base: int) -> tuple:
@@ -481,10 +495,7 @@ def _script_unit(ctx: Context, path: str, text: str, changed: bool, env: Mapping
             continue
         run = script_run(ctx, x.path, x.text, {**THROUGHPUT_ENV, **x.env})
         for launch in run.launches:
-            options = _trt_options(ctx, x.text, run) if launch.engine == "trtllm" else None
-            c, s = launch_settings(launch, x.path, run.where, options[1] if options else None)
-            if options:
-                c = [replace(k, line=options[0]) if k.line == 0 else k for k in c]
+            c, s = launch_settings(launch, x.path, run.where, _options(ctx, x, run, launch))
             configs += c
             sims += s
             found_engines.append(launch.engine)
@@ -504,9 +515,37 @@ def _script_unit(ctx: Context, path: str, text: str, changed: bool, env: Mapping
                     declared="" if configs else declared)
 
 
-def _trt_options(ctx: Context, text: str, run: ScriptRun) -> tuple[int, dict[str, str]] | None:
-    """The TRT-LLM options file's speculative settings a script writes from a heredoc the run reaches."""
-    script = ctx.script(text)
-    dead = frozenset(ln.number for ln in script.lines
-                     if ln.heredoc is not None and ln.heredoc.start not in run.visited)
-    return trt_options(script, dead)
+def _options(ctx: Context, x: Reached, run: ScriptRun, launch) -> tuple[str, int, dict[str, str]] | None:
+    """(file, line, settings) of the options file a launch reads: written by the script from a heredoc the run
+    reaches (its body expanded with the variables of that moment), else a repository file."""
+    token = options_file(launch)
+    if token is None:
+        return None
+    script = ctx.script(x.text)
+    for value in token.values:
+        if not value:
+            continue
+        for write in reversed(run.writes):
+            if write.line >= LIBRARY_LINES or not any(
+                    w == value or w and posixpath.basename(w) == posixpath.basename(value) for w in write.path.values):
+                continue
+            body = script.heredoc_body(write)
+            if not body:
+                continue
+            text = "\n" * (body[0][0] - 1) + "\n".join(t for _n, t in body)
+            found = _options_doc(ctx, launch.engine, text)
+            if found is not None:
+                return x.path, found[0], found[1]
+        for candidate in repo_paths(ctx, value, posixpath.dirname(x.path)):
+            text = head_reader(ctx).read(candidate)
+            found = _options_doc(ctx, launch.engine, text) if text is not None else None
+            if found is not None:
+                return candidate, found[0], found[1]
+    return None
+
+
+def _options_doc(ctx: Context, engine: str, text: str) -> tuple[int, dict[str, str]] | None:
+    try:
+        return options_settings(engine, ctx.yaml(text))
+    except YamlProblem:
+        return None

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from . import engines
 from .context import Context
 from .spec_settings import Simulation, SpecConfig, thinking
+from .spec_settings import eval_only_lines as spec_eval_only_lines
 from .specdecode import Inventory, SpecUnit, inventory
 
 _EVAL_NAME = re.compile(r"(?:^|[-_.])evals?(?:[-_.]|$)", re.I)
@@ -83,6 +84,16 @@ class Model:
 
     def of(self, unit: SpecUnit) -> tuple[SpecRead, ...]:
         return tuple(r for r in self.reads if r.unit is unit)
+
+
+def eval_only_lines(ctx: Context, unit: SpecUnit) -> frozenset[int]:
+    """The lines of a script unit only an eval-only run reaches (with the unit's variables), as the interpreter
+    runs it (`spec_settings.eval_only_lines`)."""
+    return ctx.once(_eval_only_lines, unit.text, tuple(sorted(unit.env.items())))
+
+
+def _eval_only_lines(ctx: Context, text: str, env: tuple) -> frozenset[int]:
+    return spec_eval_only_lines(ctx.script(text), dict(env))
 
 
 def model(ctx: Context) -> Model:

@@ -151,7 +151,8 @@ ENTRY = """kimik3-fp4-mi355x-vllm-mtp:
 """
 # What the resolver looks for before it settles on SCRIPT, the script named after the entry: none of it is there.
 ABSENT = {"configs/runners.yaml": None, ".github/configs/runners.yaml": None, "runners/launch_mi355x.sh": None,
-          "benchmarks/single_node/agentic/kimik3_fp4_mi355x_vllm_mtp.sh": None}
+          "benchmarks/single_node/agentic/kimik3_fp4_mi355x_vllm_mtp.sh": None,
+          "benchmarks/single_node/agentic/kimik3_fp4_mi355x_sglang_mtp.sh": None}
 
 
 def reaching(framework: str = "vllm", **extra) -> dict:
@@ -240,7 +241,9 @@ def test_patch_file_and_sitecustomize_hook():
     r = run(files=[changed("benchmarks/patches/fix.patch", None, "--- a/x\n+++ b/x\n")])
     assert r.status is Status.FAIL and r.findings[0].line == 1
     hook = BASE + "cp hooks/sitecustomize.py \"$HOOK_DIR\"\nexport PYTHONPATH=\"$HOOK_DIR\"\n"
-    assert run(files=[changed(SCRIPT, BASE, hook)]).status is Status.FAIL
+    assert run(files=[changed(SCRIPT, BASE, hook)]).status is Status.UNDECIDED  # the hook's content is not read yet
+    hooked = run(files=[changed(SCRIPT, BASE, hook)], extra_files={HEAD: {"hooks/sitecustomize.py": "import vllm.envs\nvllm.envs.VLLM_X = 1\n"}})
+    assert hooked.status is Status.FAIL
 
 
 def test_echoed_words_and_dev_null_redirects_are_not_patches():

@@ -232,6 +232,16 @@ class Launch:
 
 
 @dataclass(frozen=True)
+class Write:
+    """A file a script writes from a heredoc: where (its candidates), the line of the command, and what each
+    variable held there (the body is expanded with them)."""
+
+    path: Token
+    line: int
+    vars: Mapping[str, tuple]
+
+
+@dataclass(frozen=True)
 class Call:
     """A command the interpreter reached that the caller watches for (`Script.trace(watch=...)`).
 
@@ -283,6 +293,7 @@ class Interpreter(Evaluator):
         self.library_funcs: set[str] = set()  # functions a sourced file defines (run only where called)
         self.visited: set[int] = set()  # the lines of the simple commands run
         self.launch_at = engine_launch_at if every_engine else launch_at  # which servers count as launches
+        self.writes: list[Write] | None = [] if every_engine else None  # files written from heredocs
         self.shared = {} if shared is None else shared  # what is read of a statement alone, by id (`Script`'s runs share it)
         self.exists = exists
         self.defaults = defaults  # `known` is every variable the script is given: `${X:-d}` of another X is d
@@ -544,6 +555,8 @@ class Interpreter(Evaluator):
             if self.watch is not None and self.watch(values):
                 self.calls.append(self._call(node, state))
             return None, self.call(command, state, tuple(fields[1:]))
+        if self.writes is not None and node.redirects:
+            self._heredoc_write(node, state, values)
         found = self.launch_at(values)
         if found is not None:
             self.launches.append(self._launch(node, state, fields, *found))
@@ -598,6 +611,19 @@ class Interpreter(Evaluator):
             self.sourcing.pop()
         after.alive = True  # a `return` / `exit` at a library's top level ends the sourcing only
         return after
+
+    def _heredoc_write(self, node: Simple, state: State, values: list[str | None]) -> None:
+        """`cat > FILE <<EOF` / `tee FILE <<EOF`: the file a heredoc is written to, with the variables then (an
+        options file an engine reads: its body is expanded with them)."""
+        if not any(op.startswith("<<") and op != "<<<" for op, _w in node.redirects):
+            return
+        targets = [w for op, w in node.redirects if op in (">", ">>", ">|")]
+        name = (values[0] or "").rsplit("/", 1)[-1] if values else ""
+        token = Token(tuple(self.words(state, targets[0].parts)), node.line) if targets else None
+        if token is None and name == "tee":
+            token = next((Token((v,), node.line) for v in values[1:] if v and not v.startswith("-")), None)
+        if token is not None and name in ("cat", "tee"):
+            self.writes.append(Write(token, node.line, {n: b.alts for n, b in state.vars.items()}))
 
     def _other(self, node: Simple, state: State, command: str) -> tuple[bool | None, State]:
         """What `simple` does with a command named by a literal word whose other words it reads none of

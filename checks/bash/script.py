@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Iterator, Mapping, NamedTuple
 
-from .builtins import MAX_RESOLVED, PATTERN_OPS
-from .interpreter import DECLARATIONS, Given, Interpreter, Launch, State, Trace, exported_token, may_launch_untraced
+from .builtins import MAX_RESOLVED, PATTERN_OPS, UNKNOWN
+from .interpreter import (DECLARATIONS, NOT_GIVEN, Given, Interpreter, Launch, State, Trace, Write, exported_token,
+                          may_launch_untraced)
 from .lines import ShellCommand, ShellLine, logical, physical
 from .reading import read, read_lines, read_whole
 from .record import record
@@ -149,6 +151,26 @@ class Reading:
 
     launches: tuple[Launch, ...]
     visited: frozenset[int]
+    writes: tuple[Write, ...] = ()
+    asked: Mapping[str, object] | None = None  # the variables the run asked about, with their answers (None: all)
+
+    def answers(self, env: Mapping[str, str]) -> bool:
+        """Whether a run with `env` takes the same path (it answers every question this one asked the same)."""
+        return self.asked is not None and all(env.get(k, NOT_GIVEN) == v for k, v in self.asked.items())
+
+
+_HEREDOC_PARAM = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _param(m: re.Match, values: Mapping[str, tuple]) -> str:
+    """One `$NAME` / `${NAME}` / `${NAME:-default}` of a heredoc body, from a variable of one known text."""
+    name = m.group(1) or m.group(3)
+    alts = values.get(name)
+    if alts is not None and len(alts) == 1 and isinstance(alts[0], str) and UNKNOWN not in alts[0] and alts[0]:
+        return alts[0]
+    if alts is None and m.group(2) is not None:
+        return m.group(2)
+    return m.group(0)
 
 
 def _every_word(values: list[str | None]) -> bool:
@@ -244,7 +266,20 @@ class Script:
         for name in list(interp.funcs):
             if name not in interp.called and name not in interp.library_funcs:
                 interp.call(name, state.copy() if state.alive else State({}, set()))
-        return Reading(tuple(dict.fromkeys(interp.launches)), frozenset(interp.visited))
+        return Reading(tuple(dict.fromkeys(interp.launches)), frozenset(interp.visited), tuple(interp.writes or ()),
+                       None if interp.known.whole else dict(interp.known.asked))
+
+    def heredoc_body(self, write: Write) -> tuple[tuple[int, str], ...]:
+        """(line, text) of the body of the heredoc the command on `write.line` opens, variables expanded as bash
+        expands them in an unquoted heredoc, from what they held there (`$NAME`, `${NAME}`, `${NAME:-d}`;
+        a quoted delimiter keeps the text as written)."""
+        out = []
+        for ln in self.lines:
+            if ln.heredoc is None or ln.heredoc.start != write.line or ln.heredoc.diff:
+                continue
+            text = ln.text if ln.heredoc.quoted else _HEREDOC_PARAM.sub(lambda m: _param(m, write.vars), ln.text)
+            out.append((ln.number, text))
+        return tuple(out)
 
     def exports(self) -> tuple[tuple[str, Token], ...]:
         """The variables the script exports (a guide's env block), in the order they were set (by name within
