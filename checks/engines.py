@@ -58,6 +58,9 @@ class Knob:
 
 KNOBS: tuple[Knob, ...] = (
     # vLLM: `--speculative-config '{...}'` (JSON); srt-slurm recipes spell it as a `speculative_config:` mapping
+    Knob("vllm", "flag", "speculative-config", "config",
+         "vLLM speculative settings as one JSON object (recipes: a `speculative-config:` mapping); TRT-LLM's "
+         "options file holds the same key"),
     Knob("vllm", "json", "method", "method", "vLLM draft method: mtp, eagle, eagle3, dspark, ngram, draft_model"),
     Knob("vllm", "json", "model", "draft_model", "vLLM draft model (EAGLE/EAGLE3/DSpark heads name one)"),
     Knob("vllm", "json", "num_speculative_tokens", "draft_length", "vLLM draft length k"),
@@ -127,6 +130,14 @@ def knob(form: str, name: str, engine: str = "") -> Knob | None:
     if engine:
         return _BY_KEY.get((engine, form, name))
     return _BY_NAME.get((form, name))
+
+
+def declaring_flags() -> tuple[str, ...]:
+    """The server flags (recipe keys, as flags) whose presence says a worker decodes speculatively: a draft
+    method or a speculative-config object, of the engines srt-slurm recipes run (ATOM's bare `--method` says
+    nothing outside an ATOM launch)."""
+    return tuple(dict.fromkeys(k.name for k in KNOBS if k.form == "flag" and k.means in ("method", "config")
+                               and k.engine != "atom"))
 
 
 def meaning(engine: str, form: str, name: str) -> str:

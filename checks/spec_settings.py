@@ -454,12 +454,13 @@ def thinking(text: str) -> tuple[str, str]:
     if text.isascii() and "thinking" not in text.lower():
         return "thinking_on", "assumed thinking_on: the config does not set a thinking mode (agentic coding thinks)"
     code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")).replace('\\"', '"')
-    off = engines.THINKING_OFF.search(code)
-    if off:
-        return "thinking_off", f"thinking_off: the config sets `{off.group(0)}`"
-    on = engines.THINKING_ON.search(code)
-    if on:
-        return "thinking_on", f"thinking_on: the config sets `{on.group(0)}`"
+    for mode, pattern in (("thinking_off", engines.THINKING_OFF), ("thinking_on", engines.THINKING_ON)):
+        found = pattern.search(code)
+        if found:
+            start = found.start()
+            while start > 0 and (code[start - 1].isalnum() or code[start - 1] == "_"):
+                start -= 1  # the whole name: `enable_thinking`, `SGLANG_DEFAULT_THINKING`
+            return mode, f"{mode}: the config sets `{code[start:found.end()]}`"
     return "thinking_on", "assumed thinking_on: the config does not set a thinking mode (agentic coding thinks)"
 
 

@@ -415,3 +415,14 @@ def test_a_script_read_once_reads_alike_for_the_scripts_that_run_it():
         for path in order + tuple(sorted(files)):
             reading = patch_sites.ScriptReader(path, scripts(files[path]), read, scripts=scripts, shared=shared).sites()
             assert reading == patch_sites.ScriptReader(path, Script(files[path]), read).sites(), (order, path)
+
+
+def test_a_patch_behind_a_sizing_guard_every_changed_point_sets_otherwise_is_dormant():
+    """A point's sizing decides a guard like any variable: every changed point runs without DP attention, so the
+    pre-existing patch behind `DP_ATTENTION == true` is code no submitted config reaches."""
+    guarded = BASE + 'if [[ "$DP_ATTENTION" == "true" ]]; then\n    ' + PATCH_LINE + "fi\n"
+    files = [changed(SCRIPT, guarded, guarded + "export X=1\n")]
+    assert run(files=files, **reaching(**{PATCHER: PATCHER_TEXT})).status is Status.PASS
+    reached = guarded.replace('"$DP_ATTENTION" == "true"', '"$DP_ATTENTION" == "false"')
+    files = [changed(SCRIPT, reached, reached + "export X=1\n")]
+    assert run(files=files, **reaching(**{PATCHER: PATCHER_TEXT})).status is Status.FAIL

@@ -114,11 +114,11 @@ class Evaluator:
         if isinstance(alt, tuple):  # an array
             if part.subscript in ("@", "*") or part.name in ("@", "*"):
                 value = alt
-            elif part.subscript.isdigit() or part.subscript == "":
-                n = int(part.subscript or 0)
-                value = alt[n].first if n < len(alt) else ""
-            else:
-                value = None
+            else:  # `${A[2]}`, `${A[$K]}`, `${A[K-1]}`: an index bash works out as arithmetic
+                index = part.subscript if part.subscript.isdigit() or not part.subscript else self.arith(
+                    env, part.subscript)
+                n = int(index or 0) if index is not None and index.lstrip("-").isdigit() else None
+                value = None if n is None or n < 0 else alt[n].first if n < len(alt) else ""
         elif alt is UNSET:
             value = ""
         else:

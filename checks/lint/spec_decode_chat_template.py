@@ -9,8 +9,9 @@ template (`benchmark.use_chat_template: true`), and the sign-off checklist
 asks for it (check 9).
 
 A recipe is speculative when its engine arguments set a speculative
-algorithm (SGLang `speculative-algorithm`, also spelled `speculative-algo`;
-vLLM/TRT-LLM `speculative-config`) for any role, or when a master-config
+algorithm (the flags `checks.engines.declaring_flags` lists: SGLang
+`speculative-algorithm`, also spelled `speculative-algo`; vLLM/TRT-LLM
+`speculative-config`) for any role, or when a master-config
 point that runs it declares `spec-decoding` other than `none`.
 
 The finding sits on the recipe's `use_chat_template` (or its `benchmark`
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from .. import engines
 from ..context import Context
 from ..result import Finding, Severity
 from ..yamlload import LineDict
@@ -78,7 +80,7 @@ def check(ctx: Context) -> Iterator[Finding]:
 def _speculative(rec: Recipe) -> str | None:
     """Why the recipe decodes speculatively, from its engine arguments; None if it does not."""
     for role in _ROLES:
-        found = option(rec.engine_args(role), "speculative-algorithm", "speculative-algo", "speculative-config")
+        found = option(rec.engine_args(role), *engines.declaring_flags())
         if found is None:
             continue
         key, value = found
