@@ -11,25 +11,35 @@ Which configs are agentic (`checks.specdecode`): scripts and recipes under an
 `agentic/` or `agentx*` directory or named agentic / agentx, recipes whose
 custom benchmark runs such a script or replays traces (`build_replay_cmd`),
 and what a changed agentic master point (key or scenario `agentic`) runs.
-Speculative configs come from `checks.specdecode`, read as the run reads
-them: the launch the interpreter reaches with the config's variables and
-EVAL_ONLY=false, so an AL set per branch (`SYNTHETIC_ACCEPT_LEN=2.88` beside
-`NUM_SPEC_TOKENS=3`) or formatted by `printf` (`SPEC=$(printf
-'{..."synthetic_acceptance_length":%.2f}' "$AL")`) is read with the draft
-length it goes with; eval-only runs (real verification, for accuracy) do not
-count. In a disaggregated recipe the decode side's speculative settings are
-the config's (the prefill worker's draft settings decide nothing accepted).
+Each config is read once, as its engine reads it (`checks.specmodel`, with
+the knob table of `checks.engines`): the launch the interpreter reaches with
+the config's variables (a master point's settings, what its launcher
+exports; EVAL_ONLY=false), defaults, `case`/`if` arms, sourced libraries,
+tables and arithmetic (`$(( ))`, printf, awk, bc, `python3 -c`) followed as
+bash follows them, an options file the script writes read with the values
+of that moment. A target set per draft length stays paired with the draft
+length it goes with. Eval-only runs (an `EVAL_ONLY` arm, an `*-eval*` twin
+recipe: real verification, for accuracy) are not throughput configs. In a
+disaggregated recipe the decode side's settings are the config's.
 
 Deterministic rule, for every throughput speculative config of an agentic
 unit:
-- (a) simulated: vLLM's `--speculative-config` has both
-  `"rejection_sample_method": "synthetic"` and `"synthetic_acceptance_length"`;
+- (a) simulated: vLLM's `--speculative-config` has
+  `"rejection_sample_method": "synthetic"` and a synthetic target;
   otherwise the unit pins SGLANG_SIMULATE_ACC_LEN, TLLM_SPEC_DECODE_FORCE_NUM_
-  ACCEPTED_TOKENS, ATOM's `--spec-decode-acceptance-length`, or (master
-  additional-settings) SYNTHETIC_ACCEPTANCE=true with
-  SYNTHETIC_ACCEPTANCE_LENGTH. None of these: FAIL (real acceptance).
-- (b) the pinned AL equals the golden value to two decimals; TRT-LLM's value
-  counts accepted draft tokens only, so value + 1 is compared.
+  ACCEPTED_TOKENS, ATOM's `--spec-decode-acceptance-length|rate`, or (master
+  additional-settings) SYNTHETIC_ACCEPTANCE=true, with
+  SYNTHETIC_ACCEPTANCE_LENGTH or alone (the injector then writes the golden
+  value itself). None of these: FAIL (real acceptance). A knob that speaks of
+  acceptance but no engine's table holds: UNDECIDED (what it pins cannot be
+  read), never "real acceptance".
+- (b) the pinned target, in the engine's spelling, means the golden AL to two
+  decimals: a length as it is; TRT-LLM's accepted draft tokens + 1; a mean
+  rate r over k draft tokens 1 + r*k (vLLM `synthetic_acceptance_rate`, ATOM
+  `--spec-decode-acceptance-rate`); per-position rates 1 + their sum. Targets
+  a branch the variables do not decide sets per draft length pass when each
+  is the golden AL of one candidate draft length and each candidate's golden
+  AL is pinned.
   Golden curve: `golden_al_distribution/<model-prefix>_<method>[_<variant>].yaml`
   from the base branch (the PR cannot change it), where the method is the
   normalised draft method actually configured (SGLang EAGLE/NEXTN without a
@@ -44,7 +54,8 @@ unit:
   `"draft_sample_method": "probabilistic"` uses
   `kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method.yaml`.
   Thinking mode: `thinking_off` when the config explicitly disables thinking,
-  else `thinking_on`. Draft length: `num_speculative_tokens`, SGLang
+  `thinking_on` when it enables it, else `thinking_on` assumed (agentic coding
+  thinks), which the reason says. Draft length: `num_speculative_tokens`, SGLang
   `--speculative-num-steps`, TRT-LLM `num_nextn_predict_layers`/`max_draft_len`.
   No committed curve: PASS only if a line of the sign-off's additional detail
   section states the source — it names the pinned value and links the source
@@ -53,6 +64,10 @@ unit:
   (including master additional-settings SYNTHETIC_ACCEPTANCE* of a
   fixed-sequence spec-decode point) FAIL, unless a line of the sign-off's
   detail section names that config and the word "exception".
+
+What cannot be read (a script or recipe not in the repository, a recipe that
+does not parse, a pinned value that is no number, no speculative settings
+found) is an UNDECIDED finding naming what and where, never a FAIL.
 
 N/A when the PR adds or changes no agentic speculative-decoding config (and
 adds no synthetic acceptance elsewhere).
@@ -78,7 +93,7 @@ from .signoff import links
 from . import engines
 from .spec_settings import Simulation
 from .specdecode import SpecUnit, entry_is_agentic, point_is_spec
-from .specmodel import SpecRead, eval_twin, model
+from .specmodel import SpecRead, model
 from .yamlload import YamlProblem, load
 
 NUMBER = 11
@@ -187,7 +202,7 @@ def _agentic_unit(ctx: Context, unit: SpecUnit, reads: tuple[SpecRead, ...]) -> 
                         undecided=True)], []
     live = [r for r in reads if r.throughput]
     if not live:
-        if eval_twin(unit.path) or (reads and not live):
+        if reads:
             return [], [f"{name}: eval-only (not a throughput config)"]
         where = f"{unit.declared}; " if unit.declared else ""
         return [Finding(unit.path, unit.anchor, RULE_UNSIMULATED, Severity.ERROR,

@@ -4,7 +4,8 @@ Checks 9 (chat template) and 11 (golden acceptance length) read the same
 benchmark scripts, srt-slurm recipes and master-config entries. What a master
 entry runs is `checks.runs` (the one resolver); scripts are read by
 `checks.bash.Script`; the speculative settings of a script, a launch or a
-recipe are read by `checks.spec_settings`. This module finds the configs.
+recipe are read by `checks.spec_settings` (through `checks.engines`). This module finds the configs;
+`checks.specmodel` is what checks 9 and 11 read.
 
 The configs (`inventory`), each a `SpecUnit`:
 - a recipe the PR changes, or one a changed spec-decode point runs
@@ -22,13 +23,19 @@ The configs (`inventory`), each a `SpecUnit`:
   A point whose `spec-decoding` is `none` is not a spec-decode config, so
   flags behind a guard every changed config sets off are dormant.
 
-A script is read for the variables its config gives it (`runs.point_env`;
-`EVAL_ONLY=false`, as the benchmark run): vLLM / SGLang launches the
-interpreter reaches give the speculative settings (`--speculative-config`
-JSON candidates, the SGLang flags, the launch environment), so a value set
-per branch, through `printf`, or behind a guard is read as the run reads
-it. A script whose launch the interpreter does not recognise (TRT-LLM,
-ATOM) is read line by line, outside `EVAL_ONLY` branches (`eval_only_lines`).
+A script is read for the variables its config gives it (`runs.point_env`,
+what its launcher exports; `EVAL_ONLY=false`, as the benchmark run): each
+script of its chain is run by the speculative-decoding reader
+(`script_run`: `bash.Script.run_every_engine`), which records the launches of
+every engine (vLLM, SGLang, TRT-LLM, ATOM) with their arguments and
+environment, runs the files a script sources in place (their lines numbered
+from n * LIBRARY_LINES, so evidence names the library), and notes the files
+a script writes from heredocs (an options file the launch reads,
+`_options`). So a value set per branch, in a library, in a table, through
+`printf` or arithmetic, or behind a guard is read as the run reads it. A
+script none of whose launches the reader reaches is read line by line,
+outside the lines only an eval-only run reaches (`eval_only_lines`).
+`checks.specmodel` derives the model of each config from these units.
 
 Agentic configs: under an `agentic/` or `agentx*` directory, a script or
 recipe whose name says agentic / agentx, run by an agentic master point

@@ -34,7 +34,9 @@ _EVAL_NAME = re.compile(r"(?:^|[-_.])evals?(?:[-_.]|$)", re.I)
 
 
 def eval_twin(path: str) -> bool:
-    """A recipe or script named as an eval-only twin of a throughput one (`disagg-mtp-eval.yaml`)."""
+    """A recipe or script named as an eval-only twin of a throughput one (`disagg-mtp-eval.yaml`): run by
+    `EVAL_CONFIG_FILE` (for accuracy, with real verification), not a throughput config, unless a master point
+    runs it as its `CONFIG_FILE`."""
     return _EVAL_NAME.search(posixpath.basename(path)) is not None
 
 
@@ -109,7 +111,7 @@ def _model(ctx: Context) -> Model:
             continue
         mode, why = thinking("\n".join(ln.code for ln in ctx.script(unit.text).lines) if unit.kind == "script"
                              else unit.text)
-        twin = eval_twin(unit.path)
+        twin = eval_twin(unit.path) and not unit.refs  # (a master point running it as CONFIG_FILE benchmarks it)
         unit_pins = [s for s in unit.simulations if not s.eval_only and s.pins_length]
         unknown = [s for s in unit.simulations if not s.eval_only and not s.means]
         auto = next((f"{s.path}:{s.line}" for s in unit.simulations if s.knob == "SYNTHETIC_ACCEPTANCE"

@@ -206,3 +206,14 @@ def test_every_knob_of_the_table_is_documented_and_converts_its_target():
     assert engines.unknown_acceptance_knob("synthetic_acceptance_target")
     assert not engines.unknown_acceptance_knob("synthetic_acceptance_length")
     assert not engines.unknown_acceptance_knob("trust-remote-code")
+
+
+def test_a_model_table_read_by_the_server_script_the_benchmark_script_runs():
+    server = "benchmarks/single_node/agentic/sglang_server.sh"
+    table = ('declare -A GOLDEN_AL=([glm5.2]=2.99 [dsv4]=2.49)\n'
+             'export SGLANG_SIMULATE_ACC_LEN="${GOLDEN_AL[$MODEL_PREFIX]}"\n' + SERVE.format(k="$STEPS"))
+    head = 'export MODEL_PREFIX=glm5.2 STEPS=3\nbash "$(dirname "$0")/sglang_server.sh"\n'
+    r = glm(head, extra_files={HEAD: {server: table}})
+    assert r.status is Status.PASS and "SGLANG_SIMULATE_ACC_LEN=2.99" in r.reason
+    r = glm(head, extra_files={HEAD: {server: table.replace("2.99", "2.49")}})
+    assert r.status is Status.FAIL and r.findings[0].path == server

@@ -29,6 +29,7 @@ from .words import Part, Word, assignment, is_name
 _MAX_STEPS = 50_000
 _OUT = "\x00out"  # inside `$(...)`: what its body has printed so far (a variable no script can name)
 _IMPURE = "\x00impure"  # set when the body of a `$(...)` ran a command whose output is not known
+_ELEMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[([^\]\x00]+)\]=(.*)", re.S)  # `T[k]=v`
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _EXPORT_FLAG = re.compile(r"-[a-zA-Z]*x[a-zA-Z]*")  # `declare -x`, `-gx`, ...
 DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})  # builtins taking NAME=value
@@ -527,6 +528,11 @@ class Interpreter(Evaluator):
                     fields.extend(self.expand(state, w, split=split))
         values = [t.values[0] if t.values else None for t in fields]  # (each `first`)
         command = values[0] if values else None
+        element = _ELEMENT.fullmatch(command) if command and "[" in command and len(values) == 1 else None
+        if element is not None:  # `T[k]=v`: an array's element (tree-sitter reads it as a command word)
+            key = element.group(2).strip("'\"")
+            state.vars[f"{element.group(1)}[{key}]"] = Binding((element.group(3),), node.line)
+            return True, state
         if command in DECLARATIONS:
             return True, self.declare(node, state, command)
         if command == "unset":
@@ -752,6 +758,13 @@ class Interpreter(Evaluator):
 
     def assign(self, state: State, name: str, append: bool, scalar: Word | None,
                array: tuple[Word, ...] | None, line: int) -> None:
+        if array and all(w.parts[0].kind == "lit" and w.parts[0].text == "[" for w in array if w.parts):
+            for w in array:  # `declare -A T=([k]=v ...)`: each element a variable of its own, `T[k]`
+                found = _ELEMENT.fullmatch(name + self.text(state, w.parts, mark)[0] if w.parts else "")
+                if found is not None:
+                    state.vars[f"{name}[{found.group(2).strip(chr(34) + chr(39))}]"] = Binding((found.group(3),), line)
+            state.vars[name] = Binding(((),), line)
+            return
         if array is not None:
             items: list[Token] = []
             for w in array:

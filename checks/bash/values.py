@@ -23,6 +23,7 @@ MAX_ALTS = 8  # candidates a value keeps
 UNSET = object()  # a variable that was `unset` (expands to "")
 _INTEGER = re.compile(r"\s*-?\d+\s*")
 _POSITIONAL = frozenset({"@", "*", "#"})
+_KEY = re.compile(r"\"?\$\{([A-Za-z_][A-Za-z0-9_]*)\}\"?|\"?\$([A-Za-z_][A-Za-z0-9_]*)\"?|([\w.+:/'\"-]+)")
 
 
 @record
@@ -98,6 +99,11 @@ class Evaluator:
         name = part.name
         if part.op == "?" or not (is_name(name) or name.isdigit() or name in _POSITIONAL):
             return (None,)
+        if part.subscript and part.subscript not in ("@", "*") and not part.subscript.isdigit():
+            key = self._key(env, part.subscript)
+            element = self.lookup(env, f"{name}[{key}]") if key is not None else (None,)
+            if element != (None,):  # an associative array's element (`${TABLE[$MODEL_PREFIX]}`)
+                return dedupe(v for alt in element for v in self._apply_op(env, part._replace(subscript=""), alt, hole))
         alts = self.lookup(env, name)
         if not part.op and not part.subscript and len(alts) == 1 and (type(alts[0]) is str or alts[0] is None):
             return alts  # `$NAME` of one text or unknown: itself (what `_apply_op` gives it)
@@ -105,6 +111,16 @@ class Evaluator:
         for alt in alts:
             out.extend(self._apply_op(env, part, alt, hole))
         return dedupe(out)
+
+    def _key(self, env, subscript: str) -> str | None:
+        """The key an associative array's subscript names: literal text, or one variable of one known text."""
+        m = _KEY.fullmatch(subscript)
+        if m is None:
+            return None
+        if m.group(3) is not None:
+            return m.group(3).strip("'\"")
+        alts = self.lookup(env, m.group(1) or m.group(2))
+        return alts[0] if len(alts) == 1 and type(alts[0]) is str and UNKNOWN not in alts[0] else None
 
     def _apply_op(self, env, part: Part, alt, hole: Hole) -> list:
         if part.op == "#len":
