@@ -5,7 +5,9 @@ drive the model through its chat template (chat-completions style), so the
 measured acceptance-length distribution matches real traffic; raw random
 completions accept draft tokens at an unrealistic rate.
 
-Which configs: the spec-decode inventory of `checks.specdecode` — recipes and
+Which configs: the model of `checks.specmodel` (what it reads of the scripts: the
+clients a trace reaches, the replay function a library defines, the command
+lines a benchmark run reaches; this module reads no script itself) — recipes and
 per-config scripts the PR changes with speculative knobs (or `-mtp` /
 `eagle` in their name), and what changed master points with `spec-decoding:`
 other than none run (`checks.runs`: their CONFIG_FILE recipe, else the
@@ -52,7 +54,9 @@ Deterministic rule per config:
   closed, naming what was looked for; a CONFIG_FILE recipe the repository
   does not hold (srt-slurm's own) cannot be read, and fails closed too.
 
-Fail-closed findings start with "cannot decide:".
+What cannot be decided is an UNDECIDED finding ("cannot decide: ..."), never
+a FAIL: a library or script the repository does not hold, a flag a branch
+the variables do not decide sets, a script reaching no recognisable client.
 
 N/A when the PR adds or changes no speculative-decoding config.
 
@@ -71,8 +75,8 @@ from dataclasses import replace
 from .context import Context
 from .result import CheckResult, Finding, Severity, Status
 from .bash import UNKNOWN, Call
-from .specdecode import CLIENT_FUNCTIONS, SpecUnit, client_programs
-from .specmodel import eval_only_lines, model
+from .specdecode import CLIENT_FUNCTIONS, SpecUnit
+from .specmodel import commands, function_body, model, programs, throughput_commands
 from .srtslurm import variants
 from .tracing import Reached
 
@@ -89,7 +93,6 @@ _DIRECT = re.compile(r"benchmark_serving\.py|\bvllm\s+bench\s+serve\b|sglang\.be
                      r"|\baiperf\s+profile\b|\bgenai-perf\b")
 _SERVING = re.compile(r"^\s*run_benchmark_serving\b(?!\s*\(\))")
 _REPLAY = re.compile(r"(?:^|[;&|]\s*|\b(?:then|else|do)\s+)build_replay_cmd\b(?!\s*\(\))")
-_ARRAY_USE = re.compile(r"\$\{([A-Za-z_]\w*)\[@\]\}")
 
 
 # --------------------------------------------------------------------------
@@ -229,20 +232,10 @@ def _option_value(words: tuple, i: int) -> bool:
     return len(before) == 1 and (before[0] or "").startswith("--") and "=" not in (before[0] or "")
 
 
-def _lib_function(ctx: Context, chain: tuple[Reached, ...], name: str) -> tuple[str, tuple] | None:
-    """(script, body lines) of function `name` as the chain defines it (its last definition)."""
-    found = None
-    for x in chain:
-        body = ctx.script(x.text).functions.get(name) if x.text is not None else None
-        if body is not None:
-            found = (x.path, body)
-    return found
-
-
 def _replay_problem(ctx: Context, chain: tuple[Reached, ...], path: str, line: int) -> Finding | None:
     sourced = [x.path for x in chain if x.how == "source"]
     missing = [x.path for x in chain if x.how == "source" and x.text is None]
-    found = _lib_function(ctx, chain, "build_replay_cmd")
+    found = function_body(ctx, chain, "build_replay_cmd")
     if found is None:
         lib = missing[0] if missing else (sourced[0] if sourced else DEFAULT_LIB)
         if missing or not sourced:
@@ -251,8 +244,7 @@ def _replay_problem(ctx: Context, chain: tuple[Reached, ...], path: str, line: i
                            "available at the PR head; cannot verify that it benchmarks through the chat template")
         return Finding(path, line, RULE, Severity.ERROR,
                        f"build_replay_cmd is not defined in {', '.join(sourced)}")
-    lib, body = found
-    code = "\n".join(ln.code for ln in body)
+    lib, code = found
     if not _CHAT.search(code) or _RAW.search(code):
         return Finding(path, line, RULE, Severity.ERROR,
                        f"build_replay_cmd in {lib} does not target the chat-completions endpoint; replay through "
@@ -269,9 +261,9 @@ def _chain_problems(ctx: Context, unit: SpecUnit,
     for x in chain:
         if x.trace is None or x.text is None:
             continue
-        programs = client_programs(ctx.script(x.text))
+        written = programs(ctx, x)
         for call in x.trace.calls:
-            kind = _client_kind(call, programs)
+            kind = _client_kind(call, written)
             if not kind or any(w[:1] in (("--help",), ("-h",)) or (w[0] or "").startswith("--help=")
                                for w in call.words[1:] if w):
                 continue  # not a client, or asked for its usage only
@@ -279,7 +271,7 @@ def _chain_problems(ctx: Context, unit: SpecUnit,
             if kind == "replay":
                 finding = _replay_problem(ctx, chain, x.path, call.line)
                 if finding is None:
-                    lib = _lib_function(ctx, chain, "build_replay_cmd")
+                    lib = function_body(ctx, chain, "build_replay_cmd")
                     how.append(f"chat-completions replay ({lib[0] if lib else DEFAULT_LIB})")
                 else:
                     out.append(finding)
@@ -297,9 +289,9 @@ def _chain_problems(ctx: Context, unit: SpecUnit,
                 out.append(Finding(x.path, call.line, RULE, Severity.ERROR,
                                    f"cannot decide whether `{client}` uses the chat template: {what}; pass "
                                    "--use-chat-template on every speculative-decoding path"))
-        for cmd in ctx.script(x.text).commands if x.how != "source" else ():  # a library defines, scripts switch
+        for cmd in commands(ctx, x):  # a library defines, scripts switch
             if "REPLAY_CMD" in cmd.text and _RAW.search(cmd.text):
-                out.append(Finding(x.path, cmd.line, RULE, Severity.ERROR,
+                out.append(Finding(cmd.path, cmd.line, RULE, Severity.ERROR,
                                    "switches the agentic replay to raw /v1/completions; keep the chat endpoint"))
     if clients == 0 and unit.kind == "script":
         return _line_problems(ctx, unit)
@@ -316,17 +308,11 @@ def _chain_problems(ctx: Context, unit: SpecUnit,
 def _line_problems(ctx: Context, unit: SpecUnit) -> tuple[list[Finding], list[str]]:
     """A script whose interpreted run reaches no client: its client calls read line by line (outside
     eval-only branches), as a last resort before failing closed."""
-    script = ctx.script(unit.text)
-    eval_only = eval_only_lines(ctx, unit)
     out: list[Finding] = []
     how: list[str] = []
     clients = 0
-    for cmd in script.commands:
-        if cmd.line in eval_only:
-            continue
-        text = cmd.expanded
-        arrays = " ".join(item for name in dict.fromkeys(_ARRAY_USE.findall(text))
-                          for item in script.array_items(name))
+    for cmd in throughput_commands(ctx, unit):
+        text, arrays = cmd.text, cmd.arrays
         if _SERVING.search(text) or _DIRECT.search(text):
             clients += 1
             chat = _CHAT.search(text) or _CHAT.search(arrays)

@@ -28,7 +28,8 @@ from . import engines
 from .context import Context
 from .spec_settings import Simulation, SpecConfig, thinking
 from .spec_settings import eval_only_lines as spec_eval_only_lines
-from .specdecode import Inventory, SpecUnit, inventory
+from .specdecode import Inventory, SpecUnit, client_programs, inventory
+from .tracing import Reached
 
 _EVAL_NAME = re.compile(r"(?:^|[-_.])evals?(?:[-_.]|$)", re.I)
 
@@ -146,3 +147,59 @@ def _acceptance(config: SpecConfig, unit_pins: list[Simulation], unknown: list[S
         names = list(strange) + [f"{s.knob} ({s.path}:{s.line})" for s in unknown]
         return "unknown", [], f"sets {', '.join(dict.fromkeys(names))}, which no engine's table holds"
     return "real", [], "runs real (unsimulated) acceptance"
+
+
+# --------------------------------------------------------------------------
+# What check 9 reads of a config's scripts: its benchmark clients
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Command:
+    """A logical command line of a script: where, and its text with the values the script fixes expanded (and,
+    for a line reader, the items of the arrays it expands)."""
+
+    path: str
+    line: int
+    text: str
+    arrays: str = ""
+
+
+def function_body(ctx: Context, chain: tuple[Reached, ...], name: str) -> tuple[str, str] | None:
+    """(script, code) of function `name` as the scripts of a chain define it (its last definition)."""
+    found = None
+    for x in chain:
+        body = ctx.script(x.text).functions.get(name) if x.text is not None else None
+        if body is not None:
+            found = (x.path, "\n".join(ln.code for ln in body))
+    return found
+
+
+def programs(ctx: Context, reached: Reached) -> frozenset[str]:
+    """The python programs a reached script writes from a heredoc importing a benchmark client."""
+    return client_programs(ctx.script(reached.text)) if reached.text is not None else frozenset()
+
+
+def commands(ctx: Context, reached: Reached) -> tuple[Command, ...]:
+    """The command lines of a reached script (not of a library it sources: a library defines, scripts run)."""
+    if reached.text is None or reached.how == "source":
+        return ()
+    return tuple(Command(reached.path, c.line, c.text) for c in ctx.script(reached.text).commands)
+
+
+def throughput_commands(ctx: Context, unit: SpecUnit) -> tuple[Command, ...]:
+    """The command lines of a script unit a benchmark run reaches (not those only an eval-only run reaches), each
+    with the items of the arrays it expands: what a line reader of its clients reads."""
+    script = ctx.script(unit.text)
+    skip = eval_only_lines(ctx, unit)
+    out = []
+    for c in script.commands:
+        if c.line in skip:
+            continue
+        text = c.expanded
+        arrays = " ".join(item for name in dict.fromkeys(_ARRAY_USE.findall(text)) for item in script.array_items(name))
+        out.append(Command(unit.path, c.line, text, arrays))
+    return tuple(out)
+
+
+_ARRAY_USE = re.compile(r"\$\{([A-Za-z_]\w*)\[@\]\}")
