@@ -29,6 +29,7 @@ from .context import Context
 from .spec_settings import Simulation, SpecConfig, thinking
 from .spec_settings import eval_only_lines as spec_eval_only_lines
 from .specdecode import Inventory, SpecUnit, client_programs, inventory
+from .recipe_index import recipe_index
 from .tracing import Reached
 
 _EVAL_NAME = re.compile(r"(?:^|[-_.])evals?(?:[-_.]|$)", re.I)
@@ -110,18 +111,39 @@ def _model(ctx: Context) -> Model:
     for unit in inv.units:
         if unit.error is not None:
             continue
-        mode, why = thinking("\n".join(ln.code for ln in ctx.script(unit.text).lines) if unit.kind == "script"
-                             else unit.text)
-        twin = eval_twin(unit.path) and not unit.refs  # (a master point running it as CONFIG_FILE benchmarks it)
+        mode, why = _thinking(ctx, unit)
+        twin = _eval_only_unit(ctx, unit)
         unit_pins = [s for s in unit.simulations if not s.eval_only and s.pins_length]
         unknown = [s for s in unit.simulations if not s.eval_only and not s.means]
+        # SYNTHETIC_ACCEPTANCE=true alone: the launcher's injector writes the golden value into the recipe
         auto = next((f"{s.path}:{s.line}" for s in unit.simulations if s.knob == "SYNTHETIC_ACCEPTANCE"
-                     and s.means == "switch" and not s.eval_only), "")
+                     and s.means == "switch" and not s.eval_only), "") if unit.kind == "recipe" else ""
         for config in unit.configs:
             acceptance, pins, reason = _acceptance(config, unit_pins, unknown, auto)
             reads.append(SpecRead(unit, config, mode, why, not (config.eval_only or twin), acceptance,
                                   tuple(pins), reason, auto))
     return Model(inv, tuple(reads))
+
+
+def _eval_only_unit(ctx: Context, unit: SpecUnit) -> bool:
+    """A unit only an eval run takes: an `*-eval*` twin no master point runs as CONFIG_FILE, or a recipe the
+    master configs name by EVAL_CONFIG_FILE only."""
+    if unit.refs:
+        return False
+    namings = recipe_index(ctx).get(unit.path, ()) if unit.kind == "recipe" else ()
+    return eval_twin(unit.path) or bool(namings) and all(n.eval_only for n in namings)
+
+
+def _thinking(ctx: Context, unit: SpecUnit) -> tuple[str, str]:
+    """The thinking mode of a unit's configs, and why: a master setting (THINKING_MODE), else what the config's
+    scripts (not the libraries they source) or recipe set, else assumed."""
+    for name, value in sorted(unit.env.items()):
+        if engines.meaning("master", "setting", name) == "thinking" and value in ("thinking_on", "thinking_off"):
+            return value, f"{value}: the master point sets {name}={value}"
+    if unit.kind != "script":
+        return thinking(unit.text)
+    texts = [unit.text] + [x.text for x in unit.chain[1:] if x.text is not None and x.how != "source"]
+    return thinking("\n".join("\n".join(ln.code for ln in ctx.script(t).lines) for t in dict.fromkeys(texts)))
 
 
 def _acceptance(config: SpecConfig, unit_pins: list[Simulation], unknown: list[Simulation], auto: str

@@ -217,3 +217,29 @@ def test_a_model_table_read_by_the_server_script_the_benchmark_script_runs():
     assert r.status is Status.PASS and "SGLANG_SIMULATE_ACC_LEN=2.99" in r.reason
     r = glm(head, extra_files={HEAD: {server: table.replace("2.99", "2.49")}})
     assert r.status is Status.FAIL and r.findings[0].path == server
+
+
+EVAL_ENTRY = """\
+glm5.2-fp4-gb300-dynamo-sglang-agentic-mtp:
+  model-prefix: glm5.2
+  multinode: true
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - spec-decoding: mtp
+        prefill:
+          additional-settings:
+          - "{name}=recipes/sglang/glm5.2/agentic/disagg-mtp-accuracy.yaml"
+"""
+
+
+def test_a_recipe_named_by_eval_config_file_only_is_not_a_throughput_config():
+    recipe = "benchmarks/multi_node/srt-slurm-recipes/sglang/glm5.2/agentic/disagg-mtp-accuracy.yaml"
+    text = "backend:\n  type: sglang\n  sglang_config:\n    decode:\n      speculative-algorithm: EAGLE\n" \
+           "      speculative-num-steps: 3\n"
+    entry = EVAL_ENTRY.format(name="EVAL_CONFIG_FILE")
+    r = check([changed(recipe, None, text)], master_head={MASTER: entry}, master_base={MASTER: entry})
+    assert r.status is Status.PASS and "eval-only" in r.reason
+    entry = EVAL_ENTRY.format(name="CONFIG_FILE")  # a benchmark config: real acceptance is rejected
+    r = check([changed(recipe, None, text)], master_head={MASTER: entry}, master_base={MASTER: entry})
+    assert r.status is Status.FAIL and "SGLANG_SIMULATE_ACC_LEN=2.99" in r.reason
