@@ -13,9 +13,10 @@ import posixpath
 from dataclasses import dataclass
 from typing import Mapping
 
+from . import hardware
 from .context import Context
 from .recipe_index import recipe_index
-from .runs import SIZING, PointRun, head_points, iter_changed_runs, launchers, run_of
+from .runs import SIZING, PointRun, head_points, iter_changed_runs, launchers, named_env, run_of
 from .bash import reads_call_names, reads_first_field
 from .tracing import head_reader, reach
 from .yamlload import YamlProblem
@@ -66,6 +67,8 @@ def _submitted(ctx: Context, files: tuple[str, ...]) -> tuple[list[tuple[str, di
     everywhere: set[str] = set()
     for path in files:
         running = _entries_running(ctx, path, MAX_RUNNING + 1)
+        if len(running) > MAX_RUNNING:  # too many of the model's entries: those the script's name fits
+            running = _entries_running(ctx, path, MAX_RUNNING + 1, by_name=True)
         if len(running) > MAX_RUNNING:
             everywhere.add(path)
             continue
@@ -77,10 +80,13 @@ def _submitted(ctx: Context, files: tuple[str, ...]) -> tuple[list[tuple[str, di
     return [out[k] for k in sorted(out)], everywhere
 
 
-def _entries_running(ctx: Context, path: str, limit: int) -> list[tuple[str, str, dict]]:
+def _entries_running(ctx: Context, path: str, limit: int, by_name: bool = False) -> list[tuple[str, str, dict]]:
     """Head entries that may run `path`: those naming it as a recipe, those whose runner's launcher it is,
-    and those a benchmark script is named after (its model prefix); the first `limit` that parse (a file
+    and those a benchmark script is named after (its model prefix; with `by_name`, also its precision and
+    framework, as the launchers pick a script by them: `named_env`); the first `limit` that parse (a file
     run by more is not followed, so the rest need not be parsed)."""
+    named = named_env(path) if by_name else {}
+    name_sku = posixpath.basename(path)[:-3].split("_")[2] if named else ""  # (`named_env`: the third field)
     keys: set[tuple[str, str]] = {(n.config_path, n.key) for n in recipe_index(ctx).get(path, ())}
     name = posixpath.basename(path)
     launcher = path.startswith("runners/")
@@ -94,7 +100,10 @@ def _entries_running(ctx: Context, path: str, limit: int) -> list[tuple[str, str
                     continue  # its model-prefix, read from this text, cannot be the script's
                 fields = cfg.fields(key)
                 if script:
-                    runs = fields.get("model-prefix") == prefix
+                    runs = fields.get("model-prefix") == prefix and all(
+                        fields.get(key) == named[var] for key, var in (("precision", "PRECISION"),
+                                                                       ("framework", "FRAMEWORK")) if var in named
+                    ) and (not name_sku or hardware.sku(fields.get("runner")) == name_sku)
                 else:
                     runner = fields.get("runner", "")
                     if runner not in launched:

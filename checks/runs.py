@@ -46,6 +46,7 @@ API (all cached per Context; a point is resolved only when asked about):
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
@@ -332,6 +333,31 @@ def _named_scripts(entry: dict, point: Point) -> tuple[str, ...]:
         return ()
     base = f"benchmarks/single_node/{subdir}/{prefix}_{precision}_{sku}"
     return tuple(dict.fromkeys((f"{base}_{framework}{suffix}.sh", f"{base}{legacy}{suffix}.sh")))
+
+
+_PRECISION = re.compile(r"(?:fp|bf|int|mxfp|nvfp)\d+|w\d+a\d+", re.I)
+_FRAMEWORKS = frozenset({"vllm", "sglang", "trt", "trtllm", "atom"})
+_SUBDIRS = {"agentic": ("agentic-coding", "1", "agentic/"), "fixed_seq_len": ("fixed-seq-len", "0", "fixed_seq_len/")}
+
+
+def named_env(path: str) -> dict[str, str]:
+    """The variables a single-node script's name says its configs run it with (the naming `_named_scripts`
+    follows: `benchmarks/single_node/<scenario>/[deprecated/]<model-prefix>_<precision>_<sku>[_<framework>][_mtp].sh`):
+    MODEL_PREFIX, PRECISION, FRAMEWORK, SPEC_DECODING and the scenario's, where the name holds them."""
+    parts = path.split("/")
+    if len(parts) < 4 or parts[:2] != ["benchmarks", "single_node"] or not parts[-1].endswith(".sh"):
+        return {}
+    fields = parts[-1][:-3].split("_")
+    if len(fields) < 3 or not _PRECISION.fullmatch(fields[1]):
+        return {}
+    env = {"MODEL_PREFIX": fields[0], "PRECISION": fields[1]}
+    if len(fields) > 3 and fields[3] in _FRAMEWORKS:
+        env["FRAMEWORK"] = fields[3]
+    if fields[-1] == "mtp":
+        env["SPEC_DECODING"] = "mtp"
+    if parts[2] in _SUBDIRS:
+        env["SCENARIO_TYPE"], env["IS_AGENTIC"], env["SCENARIO_SUBDIR"] = _SUBDIRS[parts[2]]
+    return env
 
 
 def _changed_named(ctx: Context, entry: dict) -> tuple[str, ...]:

@@ -59,7 +59,7 @@ from . import runs as resolver
 from .context import Context
 from .masterconfig import EntryChange
 from .policy import Policy
-from .recipe_index import points_running
+from .recipe_index import points_running, recipe_index
 from .bash import Script, reads_first_field
 from . import engines
 from .bash.interpreter import NOT_GIVEN
@@ -208,6 +208,29 @@ class Inventory:
                 "or changes turns them on)")
 
 
+_EVAL_NAME = re.compile(r"(?:^|[-_.])evals?(?:[-_.]|$)", re.I)
+
+
+def eval_twin(path: str) -> bool:
+    """A recipe or script named as an eval-only twin of a throughput one (`disagg-mtp-eval.yaml`,
+    `x_mtp_eval.sh`): run for accuracy, with real verification, not a benchmark config (unless a master point
+    runs it as its CONFIG_FILE, which the callers check)."""
+    return _EVAL_NAME.search(posixpath.basename(path)) is not None
+
+
+def eval_only_recipe(ctx: Context, path: str) -> bool:
+    """A recipe no master point runs as its CONFIG_FILE that is an eval twin by name, or that the master configs
+    name by EVAL_CONFIG_FILE only."""
+    namings = recipe_index(ctx).get(path, ())
+    return eval_twin(path) or bool(namings) and all(n.eval_only for n in namings)
+
+
+def benchmarked(ctx: Context, path: str) -> bool:
+    """Whether a recipe is a benchmark config: a master point runs it as its CONFIG_FILE, or it is no
+    eval-only recipe (`eval_only_recipe`)."""
+    return bool(points_running(ctx, path)) or not eval_only_recipe(ctx, path)
+
+
 def point_is_spec(key: str, point: resolver.Point) -> bool:
     """A point runs speculative decoding: its `spec-decoding:` is not none (an entry named `-mtp` whose point
     says none is not)."""
@@ -270,7 +293,10 @@ def _inventory(ctx: Context) -> Inventory:
     b = _Builder()
     for f in ctx.changed_files:
         if f.head_text is not None and is_recipe(ctx.policy, f.path):
-            b.add(_recipe_unit(ctx, f.path, f.head_text, True, points_running(ctx, f.path)))
+            points = points_running(ctx, f.path)
+            if not points and eval_only_recipe(ctx, f.path):
+                continue  # run for accuracy only: no benchmark config
+            b.add(_recipe_unit(ctx, f.path, f.head_text, True, points))
     scripts: dict[str, list] = {}
     for change, run in resolver.iter_changed_runs(ctx, lambda change, point: point_is_spec(change.key, point)):
         entry = change.head
@@ -303,9 +329,9 @@ def _inventory(ctx: Context) -> Inventory:
             scripts.setdefault(t.path, []).append(_Use(text, run, agentic, prefix, change, dict(t.env or run.env)))
     for path, uses in scripts.items():
         b.add(_entry_script_unit(ctx, path, uses))
-    for f in ctx.changed_files:  # a changed script no changed point runs: read with the benchmark run's variables
-        if f.head_text is not None and is_config_script(f.path) and f.path not in b.units:
-            b.add(_script_unit(ctx, f.path, f.head_text, True, dict(BASE_ENV)))
+    for f in ctx.changed_files:  # a changed script no changed point runs: read with the variables its name says
+        if f.head_text is not None and is_config_script(f.path) and f.path not in b.units and not eval_twin(f.path):
+            b.add(_script_unit(ctx, f.path, f.head_text, True, {**resolver.named_env(f.path), **BASE_ENV}))
     reached = {x.path for u in b.units.values() for x in u.chain} | set(b.units)
     dormant = tuple(f.path for f in ctx.changed_files
                     if f.head_text is not None and is_benchmark_script(f.path) and not is_config_script(f.path)

@@ -28,19 +28,8 @@ from . import engines
 from .context import Context
 from .spec_settings import Simulation, SpecConfig, thinking
 from .spec_settings import eval_only_lines as spec_eval_only_lines
-from .specdecode import Inventory, SpecUnit, client_programs, inventory
-from .recipe_index import recipe_index
+from .specdecode import Inventory, SpecUnit, client_programs, eval_only_recipe, eval_twin, inventory
 from .tracing import Reached
-
-_EVAL_NAME = re.compile(r"(?:^|[-_.])evals?(?:[-_.]|$)", re.I)
-
-
-def eval_twin(path: str) -> bool:
-    """A recipe or script named as an eval-only twin of a throughput one (`disagg-mtp-eval.yaml`): run by
-    `EVAL_CONFIG_FILE` (for accuracy, with real verification), not a throughput config, unless a master point
-    runs it as its `CONFIG_FILE`."""
-    return _EVAL_NAME.search(posixpath.basename(path)) is not None
-
 
 @dataclass(frozen=True)
 class SpecRead:
@@ -119,19 +108,18 @@ def _model(ctx: Context) -> Model:
         auto = next((f"{s.path}:{s.line}" for s in unit.simulations if s.knob == "SYNTHETIC_ACCEPTANCE"
                      and s.means == "switch" and not s.eval_only), "") if unit.kind == "recipe" else ""
         for config in unit.configs:
-            acceptance, pins, reason = _acceptance(config, unit_pins, unknown, auto)
+            acceptance, pins, reason = _acceptance(config, config.path or unit.path, unit_pins, unknown, auto)
             reads.append(SpecRead(unit, config, mode, why, not (config.eval_only or twin), acceptance,
                                   tuple(pins), reason, auto))
     return Model(inv, tuple(reads))
 
 
 def _eval_only_unit(ctx: Context, unit: SpecUnit) -> bool:
-    """A unit only an eval run takes: an `*-eval*` twin no master point runs as CONFIG_FILE, or a recipe the
-    master configs name by EVAL_CONFIG_FILE only."""
+    """A unit only an eval run takes, that no master point runs as its benchmark (`specdecode.eval_twin`,
+    `eval_only_recipe`)."""
     if unit.refs:
         return False
-    namings = recipe_index(ctx).get(unit.path, ()) if unit.kind == "recipe" else ()
-    return eval_twin(unit.path) or bool(namings) and all(n.eval_only for n in namings)
+    return eval_only_recipe(ctx, unit.path) if unit.kind == "recipe" else eval_twin(unit.path)
 
 
 def _thinking(ctx: Context, unit: SpecUnit) -> tuple[str, str]:
@@ -146,12 +134,11 @@ def _thinking(ctx: Context, unit: SpecUnit) -> tuple[str, str]:
     return thinking("\n".join("\n".join(ln.code for ln in ctx.script(t).lines) for t in dict.fromkeys(texts)))
 
 
-def _acceptance(config: SpecConfig, unit_pins: list[Simulation], unknown: list[Simulation], auto: str
+def _acceptance(config: SpecConfig, path: str, unit_pins: list[Simulation], unknown: list[Simulation], auto: str
                 ) -> tuple[str, list[Simulation], str]:
-    """(acceptance mode, pins, why) of one config."""
+    """(acceptance mode, pins, why) of one config written in `path`."""
     targets = config.targets
     strange = config.unknown_knobs
-    path = config.path
     if config.synthetic or targets:
         if not config.synthetic:
             return "real", [], f"sets {targets[0][0]} without \"rejection_sample_method\": \"synthetic\""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from checks import lint
 from checks.lint import spec_decode_chat_template as rule
+from tests.builders import changed, ctx
 from tests.test_lint_recipes import (
     L_BENCHMARK,
     L_CHAT,
@@ -63,8 +64,16 @@ def test_malformed_files_do_not_crash():
 
 
 def test_a_custom_benchmark_command_is_not_linted_for_use_chat_template():
-    from tests.builders import changed, ctx
     text = ("backend:\n  sglang_config:\n    decode: {speculative-algorithm: EAGLE}\n"
             "benchmark:\n  type: custom\n  command: bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh\n")
     path = "benchmarks/multi_node/srt-slurm-recipes/sglang/x/agentic/agg-mtp.yaml"
     assert list(rule.check(ctx(files=[changed(path, None, text)]))) == []
+
+
+def test_an_eval_twin_recipe_is_no_benchmark_config():
+    """An `*-eval*` twin no master point runs as its CONFIG_FILE is run for accuracy: its acceptance is not
+    measured, so the rule leaves it alone (a twin a point benchmarks is judged)."""
+    twin = RECIPE_PATH.replace(".yaml", "-eval.yaml")
+    assert list(rule.check(ctx(files=[changed(twin, None, recipe_yaml(chat="false"))]))) == []
+    assert [f.path for f in rule.check(ctx(files=[changed(RECIPE_PATH, None, recipe_yaml(chat="false"))]))] == [
+        RECIPE_PATH]

@@ -14,6 +14,10 @@ algorithm (the flags `checks.engines.declaring_flags` lists: SGLang
 `speculative-config`) for any role, or when a master-config
 point that runs it declares `spec-decoding` other than `none`.
 
+An eval-only recipe (an `*-eval*` twin, or one the master configs name by
+EVAL_CONFIG_FILE only, that no point runs as its CONFIG_FILE) is no benchmark
+config: it is run for accuracy, and its draft acceptance is not measured.
+
 The finding sits on the recipe's `use_chat_template` (or its `benchmark`
 block when the key is missing) when the PR changes the recipe; when only the
 master entry changed, on that point's `spec-decoding` line. A custom
@@ -42,6 +46,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from .. import engines
+from ..specdecode import benchmarked
 from ..context import Context
 from ..result import Finding, Severity
 from ..yamlload import LineDict
@@ -57,7 +62,7 @@ _FIX = "set use_chat_template: true in the recipe's benchmark block"
 def check(ctx: Context) -> Iterator[Finding]:
     points = linked_points(ctx)
     for rec in changed_recipes(ctx):
-        if not rec.flat:
+        if not rec.flat or not benchmarked(ctx, rec.path):
             continue
         declared = [d for p in points if p.recipe_path == rec.path and (d := _declared(p))]
         reason = _speculative(rec) or (declared[0] if declared else None)
