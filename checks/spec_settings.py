@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import engines
 from .bash import UNKNOWN, Launch, Script, Token
@@ -51,6 +51,7 @@ def eval_only_lines(script: Script, env: dict[str, str] | None = None) -> frozen
 # --------------------------------------------------------------------------
 
 _JSON_FIELD = re.compile(r"\"(\w+)\"\s*:\s*(?:\"([^\"]*)\"|(\[[^\]\[]*\])|([^,}\s\"]+))")
+NOT_FIXED = "<not fixed>"  # a value the script does not fix
 _PLACEHOLDER = re.compile(r"^%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]$")  # a printf conversion: the value is not here
 _FLAG = re.compile(r"--([a-z][a-z0-9-]*)(?:=|[ \t]+)[\"']?([^\"'\s\\]+)")
 _YAML_KEY = re.compile(r"([a-z_]+)[ \t]*:[ \t]*[\"']?([\w./-]+)")
@@ -67,6 +68,7 @@ class SpecConfig:
     fields: tuple[tuple[str, str], ...]  # the raw settings, sorted
     eval_only: bool = False
     path: str = ""  # where it is written ("" : the unit's own file)
+    unread: str = ""  # what of it the reader could not read ("" : all of it)
 
     def get(self, key: str) -> str | None:
         return dict(self.fields).get(key)
@@ -203,6 +205,7 @@ def launch_settings(launch: Launch, path: str, where=None,
     sims: list[Simulation] = []
     argv = launch.argv
     flags: dict[str, Token] = {}
+    dotted: dict[str, Token] = {}
     engine = launch.engine
     for i, tok in enumerate(argv):
         name = tok.first or ""
@@ -210,14 +213,20 @@ def launch_settings(launch: Launch, path: str, where=None,
             continue
         flag, eq, inline = name[2:].partition("=")
         value = Token((inline,), tok.line) if eq else (argv[i + 1] if i + 1 < len(argv) else Token(("",), tok.line))
+        flag = flag.replace("_", "-") if engine in ("vllm", "sglang") else flag  # (argparse takes both spellings)
         if flag == "speculative-config" and engine == "vllm":
             file, line = at(value.line)
             for candidate in value.values:
                 fields = _json_or_fields(candidate) if candidate and UNKNOWN not in candidate else {}
-                if candidate and UNKNOWN in candidate:  # partly known (a path under an unknown directory)
-                    fields = {k: v.replace(UNKNOWN, "*") for k, v in _json_fields(candidate.replace('\\"', '"')).items()
-                              if v.strip(UNKNOWN)}
-                configs.append(_config("vllm", line, fields, path=file))
+                if candidate and UNKNOWN in candidate:  # partly known: a value the script does not fix is not read
+                    fields = {k: v.replace(UNKNOWN, "*") if v.strip(UNKNOWN) else NOT_FIXED
+                              for k, v in _json_fields(candidate.replace('\\"', '"')).items()}
+                unread = "" if fields else (f"its --speculative-config ({file}:{line}) is built where the reader "
+                                            "cannot follow")
+                configs.append(replace(_config("vllm", line, fields, path=file), unread=unread))
+            continue
+        if flag.startswith("speculative-config.") and engine == "vllm":  # `--speculative-config.method mtp`
+            dotted.setdefault(flag.split(".", 1)[1].replace("-", "_"), value)
             continue
         found = engines.knob("flag", flag, engine)
         if found is not None and found.means == "options_file":
@@ -231,6 +240,13 @@ def launch_settings(launch: Launch, path: str, where=None,
                 sims += [Simulation(flag, v or "", line, file) for v in value.values]
             else:
                 flags.setdefault(flag.replace("-", "_"), value)
+    if dotted:
+        file, line = at(min(t.line for t in dotted.values()))
+        fields = {k: (t.values[0] if len(t.values) == 1 and t.values[0] and UNKNOWN not in t.values[0] else NOT_FIXED)
+                  for k, t in dotted.items()}
+        config = _config("vllm", line, fields, path=file)
+        configs.append(config)
+        sims += [Simulation(k, v, line, file, means=engines.knob("json", k, "vllm").means) for k, v in config.targets]
     if options is not None:
         file, line, fields = options
         if engine == "sglang":
@@ -258,7 +274,7 @@ def launch_settings(launch: Launch, path: str, where=None,
         if sim is None:
             continue
         file, line = at(tok.line)
-        sims += [Simulation(name, v if v is not None and UNKNOWN not in v else "<not fixed>", line, file,
+        sims += [Simulation(name, v if v is not None and UNKNOWN not in v else NOT_FIXED, line, file,
                             means=sim.means) for v in tok.values]
     return configs, sims
 

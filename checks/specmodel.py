@@ -152,6 +152,8 @@ def _acceptance(config: SpecConfig, path: str, unit_pins: list[Simulation], unkn
         return "simulated", list(unit_pins), ""
     if auto:
         return "simulated", [], ""
+    if config.unread:
+        return "unknown", [], config.unread
     if strange or unknown:
         names = list(strange) + [f"{s.knob} ({s.path}:{s.line})" for s in unknown]
         return "unknown", [], f"sets {', '.join(dict.fromkeys(names))}, which no engine's table holds"

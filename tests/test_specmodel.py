@@ -243,3 +243,22 @@ def test_a_recipe_named_by_eval_config_file_only_is_not_a_throughput_config():
     entry = EVAL_ENTRY.format(name="CONFIG_FILE")  # a benchmark config: real acceptance is rejected
     r = check([changed(recipe, None, text)], master_head={MASTER: entry}, master_base={MASTER: entry})
     assert r.status is Status.FAIL and "SGLANG_SIMULATE_ACC_LEN=2.99" in r.reason
+
+
+def test_a_speculative_config_the_reader_cannot_build_is_undecided_not_real_acceptance():
+    r = check([changed(VLLM, None, 'SPEC=$(jq -nc --arg al "$AL" \'{method: "mtp"}\')\n'
+                                   'vllm serve m --speculative-config "$SPEC"\n')])
+    assert r.status is Status.UNDECIDED and "cannot follow" in r.reason
+    partly = vllm('"synthetic_acceptance_length": $AL').replace("'{", '"{').replace("}'", '}"').replace('"', '\\"')
+    partly = partly.replace('\\"{', '"{').replace('}\\"', '}"')
+    r = check([changed(VLLM, None, partly)])
+    assert r.status is Status.UNDECIDED and "cannot read the pinned acceptance length" in r.reason
+
+
+def test_vllm_dotted_and_underscored_flags_are_the_same_config():
+    head = ("vllm serve m --speculative_config.method mtp --speculative-config.num_speculative_tokens 3 "
+            "--speculative-config.rejection_sample_method synthetic "
+            "--speculative-config.synthetic_acceptance_length {al}\n")
+    assert check([changed(VLLM, None, head.format(al="2.99"))]).status is Status.PASS
+    assert check([changed(VLLM, None, head.format(al="3.04"))]).status is Status.FAIL
+
