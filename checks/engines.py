@@ -271,3 +271,30 @@ def spec_entry_name(key: str) -> bool:
 # `default_thinking=off`): a match from the word on.
 THINKING_OFF = re.compile(r"thinking(?:_mode)?[\"']?\s*[:=]\s*[\"']?(?:false|0|off|disabled|no)\b", re.I)
 THINKING_ON = re.compile(r"thinking(?:_mode)?[\"']?\s*[:=]\s*[\"']?(?:true|1|on|enabled|yes)\b", re.I)
+
+
+# --------------------------------------------------------------------------
+# Knobs the table lacks that golden_al_distribution/README.md documents
+# --------------------------------------------------------------------------
+
+_RATE_WORDS = re.compile(r"\brate\b|\(\s*(?:AL|length)\s*[-−]\s*1\s*\)\s*/", re.I)
+_ACCEPTED_WORDS = re.compile(r"minus\s+1|[-−]\s*1\b|off-by-one|excludes? the bonus|accepted \*?draft\*? tokens only", re.I)
+_LENGTH_WORDS = re.compile(r"acceptance[ _-]length|\bAL\b", re.I)
+
+
+def documented_meaning(readme: str, name: str) -> str:
+    """What the base branch's golden-curve README says a knob the table lacks pins: "rate", "accepted" or
+    "length" (read from the paragraph naming it, as the README documents a new spelling when one appears);
+    "" when it does not name it, or says nothing this can read."""
+    if not name or name not in readme:
+        return ""
+    for paragraph in readme.split("\n\n"):
+        if name not in paragraph:
+            continue
+        if _RATE_WORDS.search(paragraph):
+            return "rate"
+        if _ACCEPTED_WORDS.search(paragraph):
+            return "accepted"
+        if _LENGTH_WORDS.search(paragraph):
+            return "length"
+    return ""

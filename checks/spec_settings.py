@@ -69,6 +69,7 @@ class SpecConfig:
     eval_only: bool = False
     path: str = ""  # where it is written ("" : the unit's own file)
     unread: str = ""  # what of it the reader could not read ("" : all of it)
+    documented: tuple[tuple[str, str], ...] = ()  # (key, meaning) of targets only the golden README documents
 
     def get(self, key: str) -> str | None:
         return dict(self.fields).get(key)
@@ -86,14 +87,17 @@ class SpecConfig:
 
     @property
     def targets(self) -> tuple[tuple[str, str], ...]:
-        """(key, value) of the acceptance targets the config itself sets (vLLM's `synthetic_acceptance_*`)."""
-        return tuple((k, v) for k, v in self.fields if (found := engines.knob("json", k, self.engine)) is not None
-                     and found.pins)
+        """(key, value) of the acceptance targets the config itself sets (vLLM's `synthetic_acceptance_*`, and
+        those the golden README documents)."""
+        documented = dict(self.documented)
+        return tuple((k, v) for k, v in self.fields if k in documented or (
+            (found := engines.knob("json", k, self.engine)) is not None and found.pins))
 
     @property
     def unknown_knobs(self) -> tuple[str, ...]:
-        """Keys that look like acceptance knobs but are in no engine's table."""
-        return tuple(k for k, _v in self.fields if engines.unknown_acceptance_knob(k))
+        """Keys that look like acceptance knobs but are in no engine's table (nor documented)."""
+        documented = dict(self.documented)
+        return tuple(k for k, _v in self.fields if engines.unknown_acceptance_knob(k) and k not in documented)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import engines
 from .context import Context
@@ -102,16 +102,45 @@ def _model(ctx: Context) -> Model:
             continue
         mode, why = _thinking(ctx, unit)
         twin = _eval_only_unit(ctx, unit)
-        unit_pins = [s for s in unit.simulations if not s.eval_only and s.pins_length]
-        unknown = [s for s in unit.simulations if not s.eval_only and not s.means]
+        sims = [_documented(ctx, s) for s in unit.simulations if not s.eval_only]
+        unit_pins = [s for s in sims if s.pins_length]
+        unknown = [s for s in sims if not s.means]
         # SYNTHETIC_ACCEPTANCE=true alone: the launcher's injector writes the golden value into the recipe
         auto = next((f"{s.path}:{s.line}" for s in unit.simulations if s.knob == "SYNTHETIC_ACCEPTANCE"
                      and s.means == "switch" and not s.eval_only), "") if unit.kind == "recipe" else ""
         for config in unit.configs:
+            config = _documented_config(ctx, config)
             acceptance, pins, reason = _acceptance(config, config.path or unit.path, unit_pins, unknown, auto)
             reads.append(SpecRead(unit, config, mode, why, not (config.eval_only or twin), acceptance,
                                   tuple(pins), reason, auto))
     return Model(inv, tuple(reads))
+
+
+README = "README.md"  # in the golden-curve directory: where a new spelling of a target is documented
+
+
+def _readme(ctx: Context) -> str:
+    """The golden-curve README on the base branch (read only for a knob the table lacks)."""
+    text = ctx.need.file("base", f"{ctx.policy.golden_al_dir.rstrip('/')}/{README}")
+    return text if isinstance(text, str) else ""
+
+
+def _documented(ctx: Context, sim: Simulation) -> Simulation:
+    """A knob the table lacks, with the meaning the golden-curve README documents for it (else as it was)."""
+    if sim.means:
+        return sim
+    means = engines.documented_meaning(_readme(ctx), sim.knob)
+    return replace(sim, means=means) if means in engines.TARGETS else sim
+
+
+def _documented_config(ctx: Context, config: SpecConfig) -> SpecConfig:
+    """A config whose acceptance keys the table lacks, with what the README documents for them (a documented
+    target is read as the engine's own: `SpecConfig.documented`)."""
+    if not config.unknown_knobs:
+        return config
+    readme = _readme(ctx)
+    found = tuple((k, m) for k in config.unknown_knobs if (m := engines.documented_meaning(readme, k)) in engines.TARGETS)
+    return replace(config, documented=found) if found else config
 
 
 def _eval_only_unit(ctx: Context, unit: SpecUnit) -> bool:
@@ -146,7 +175,9 @@ def _acceptance(config: SpecConfig, path: str, unit_pins: list[Simulation], unkn
             if strange:
                 return "unknown", [], f"sets {', '.join(strange)}, which no engine's table holds"
             return "real", [], "sets \"rejection_sample_method\": \"synthetic\" without synthetic_acceptance_length"
-        return "simulated", [Simulation(k, v, config.line, path, False, engines.knob("json", k, "vllm").means)
+        means = dict(config.documented)
+        return "simulated", [Simulation(k, v, config.line, path, False,
+                                        means.get(k) or engines.knob("json", k, config.engine).means)
                              for k, v in targets], ""
     if unit_pins:
         return "simulated", list(unit_pins), ""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from checks import engines, golden_al, specmodel
 from checks.result import Status
-from tests.builders import HEAD, changed, ctx
+from tests.builders import BASE, HEAD, changed, ctx
 
 GLM = "benchmarks/single_node/agentic/glm5.2_fp4_mi355x_sglang_mtp.sh"
 TRT = "benchmarks/single_node/agentic/minimaxm3_fp4_b200_trt_mtp.sh"
@@ -262,3 +262,18 @@ def test_vllm_dotted_and_underscored_flags_are_the_same_config():
     assert check([changed(VLLM, None, head.format(al="2.99"))]).status is Status.PASS
     assert check([changed(VLLM, None, head.format(al="3.04"))]).status is Status.FAIL
 
+
+
+README = "golden_al_distribution/README.md"
+RATE_DOC = ("# Golden curves\n\nSGLang also takes the target as a rate: `SGLANG_SIMULATE_ACC_RATE` is the mean "
+            "acceptance rate over the k draft tokens, (AL - 1) / k.\n")
+
+
+def test_a_spelling_the_golden_readme_documents_is_read_as_documented():
+    head = "export SGLANG_SIMULATE_ACC_RATE={r}\n" + SERVE.format(k=3)
+    documented = {BASE: {README: RATE_DOC}}
+    r = glm(head.format(r="0.6633"), extra_files=documented)
+    assert r.status is Status.PASS and "SGLANG_SIMULATE_ACC_RATE=0.6633 (AL 2.99)" in r.reason
+    assert glm(head.format(r="0.70"), extra_files=documented).status is Status.FAIL
+    undocumented = glm(head.format(r="0.6633"), extra_files={BASE: {README: "# Golden curves\n"}})
+    assert undocumented.status is Status.UNDECIDED and "SGLANG_SIMULATE_ACC_RATE" in undocumented.reason
