@@ -50,8 +50,8 @@ DL_PATTERNS = (
     rf"\bspeculative-num-steps:\s*[\"']?{INT}",
     rf"--num-speculative-tokens[= ][\"']?{INT}",
     rf"\b(?:num_nextn_predict_layers|max_draft_len)\s*:\s*{INT}",
-    rf"(?m)^[ \t]*(?:export[ \t]+|local[ \t]+)?(?:[A-Z_]*SPEC[A-Z_]*TOKENS|[A-Z_]*NUM_STEPS|MTP_LAYERS?|NUM_MTP)"
-    rf"=[\"']?{INT}\b",
+    rf"(?m)^[ \t]*(?:export[ \t]+|local[ \t]+)?(?!TLLM_)(?:[A-Z_]*SPEC[A-Z_]*TOKENS|[A-Z_]*NUM_STEPS|MTP_LAYERS?|NUM_MTP)"
+    rf"=[\"']?{INT}(?![\d.])",
 )
 DRAFT_TOKENS = (rf"--speculative-num-draft-tokens[= ][\"']?{INT}", rf"\bspeculative-num-draft-tokens:\s*[\"']?{INT}")
 SWITCHES = (  # (pattern, replacement): what turns simulated acceptance off, per engine spelling
@@ -508,7 +508,8 @@ def _yaml_string_key(text: str, pos: int) -> bool:
 
 def reorder(t: Target, violate: bool) -> Variant:
     """The line holding the literal swapped with its neighbour: two flags of one command or array (each on a
-    line of its own, continuation backslashes kept in place), or two keys of one YAML mapping."""
+    line of its own, continuation backslashes kept in place), two assignments that do not read each other, or
+    two keys of one YAML mapping."""
     ss = chosen(t, violate)
     text = t.text
     lines = text.split("\n")
@@ -538,22 +539,62 @@ def reorder(t: Target, violate: bool) -> Variant:
     return Variant(with_files(t.snapshot, {t.path: new}), (t.path,), "11" if violate else "")
 
 
+def reflow(t: Target, violate: bool) -> Variant:
+    """A one-line command (or array) holding the literal written one flag per line (backslash continuations;
+    an array needs none), as bash reads it the same."""
+    _scripts_only(t)
+    ss = chosen(t, violate)
+    text = t.text
+    root, data = _context(text)
+    edits: list[tuple[int, int, str]] = []
+    done: set[int] = set()
+    for s in ss:
+        b = len(text[:s.start].encode())
+        node = root.descendant_for_byte_range(b, b + 1)
+        while node is not None and node.type not in ("command", "array"):
+            node = node.parent
+        if node is None or node.start_point[0] != node.end_point[0]:
+            raise Skip("the literal is not in a one-line command or array")
+        brk = " \\\n    " if node.type == "command" else "\n    "
+        if node.id in done:
+            continue
+        done.add(node.id)
+        for child in node.children[1:]:
+            if data[child.start_byte:child.start_byte + 2] == b"--":
+                at = len(data[:child.start_byte].decode())
+                ws = at
+                while ws > 0 and text[ws - 1] in " \t":
+                    ws -= 1
+                edits.append((ws, at, brk))
+    if not edits:
+        raise Skip("no flags to put on lines of their own")
+    if violate:
+        edits += [(s.start, s.end, shifted(s.value, s.what, True)) for s in ss]
+    return Variant(with_files(t.snapshot, {t.path: splice(text, edits)}), (t.path,), "11" if violate else "")
+
+
 def _split_cont(line: str) -> tuple[str, str]:
     m = re.match(r"^(.*?)(\s*\\)$", line)
     return (m.group(1), m.group(2)) if m else (line, "")
 
 
 _FLAG_LINE = re.compile(r"^\s*--[\w-]+(?:[ =]\S+)?\s*\\?$")
+_ASSIGN_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=([^\s;&|`]*)\s*$")
 _KEY_LINE = re.compile(r"^(\s*)[\w.-]+:\s*\S.*$")
 
 
 def _neighbour(lines: list[str], i: int, script: bool) -> int | None:
     if script:
-        if not _FLAG_LINE.match(lines[i]):
+        if _FLAG_LINE.match(lines[i]):
+            for j in (i + 1, i - 1):
+                if 0 <= j < len(lines) and _FLAG_LINE.match(lines[j]):
+                    return j
             return None
-        for j in (i + 1, i - 1):
-            if 0 <= j < len(lines) and _FLAG_LINE.match(lines[j]):
-                return j
+        a = _ASSIGN_LINE.match(lines[i])
+        for j in (i + 1, i - 1) if a else ():
+            b = _ASSIGN_LINE.match(lines[j]) if 0 <= j < len(lines) else None
+            if b and a.group(1) != b.group(1) and a.group(1) not in b.group(2) and b.group(1) not in a.group(2):
+                return j  # two assignments that do not read each other
         return None
     m = _KEY_LINE.match(lines[i])
     if not m or lines[i].rstrip().endswith(("|", ">")):
@@ -723,6 +764,7 @@ KINDS: dict[str, Callable[[Target, bool], Variant]] = {
     "arith": computed(_arith),
     "requote": requote,
     "reorder": reorder,
+    "reflow": reflow,
     "eval-twin": eval_twin,
     "switch-removed": switch_removed,
     "draft-length": draft_length,
