@@ -39,7 +39,7 @@ from tests.metamorphic.rewrites import KINDS, ONE_WAY, Skip, Target, Variant
 
 BUNDLE = SHARED_HISTORY / "inferencex.bundle"
 pytestmark = pytest.mark.slow  # about a minute on the shared history (still run in CI)
-PER_PR = 1  # configs per PR (sorted by path): near-identical recipes of one PR add variants, not coverage
+PER_PR = 1  # configs per PR and engine (by path): near-identical recipes of one PR add variants, not coverage
 MIN_VARIANTS, MIN_CONFIGS = 300, 25
 ENGINES = ("vllm", "sglang", "trtllm", "atom")
 WAYS = ("preserve", "violate")
@@ -101,6 +101,8 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 PASS->FAIL: benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/disagg-gb300-12p4d-dep8-dep16-c1536-mtp-kvoffload-eval.yaml:97 SGLANG_SIMULATE_ACC_LEN=3.49: no committed golden curve for an unknown m...',
     ('#2324:8k1k_mtp_lowlat_0.yaml', 'eval-twin', 'preserve'):
         '11 N/A->N/A: the PR adds or changes no agentic speculative-decoding config; its 8 non-agentic spec-decode config(s) add no synthetic acceptance (measured AL); 9 PASS->PASS: spec-decode recipes benchmark through the ch...',
+    ('#2328:minimaxm3_fp4_b300_mtp.sh', 'awk', 'preserve'):
+        '11 PASS->FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b300_mtp.sh:106 agentic eagle3 config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample...',
     ('#2328:minimaxm3_fp4_b300_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b300_mtp.sh:110 minimaxm3_fp4_b300_mtp.sh: synthetic_acceptance_length=3.78 pins AL 3.78, but the golden AL is 2.78 (minimaxm3_eagle3_gqa.yaml thinking_on/3)...',
     ('#2328:minimaxm3_fp4_b300_mtp.sh', 'master-env', 'preserve'):
@@ -117,6 +119,8 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 PASS->FAIL: benchmarks/multi_node/srt-slurm-recipes/vllm/kimi-k3/agentic/agg-h200-tp16dp2ep32-latency-agentic-eval.yaml:68 synthetic_acceptance_length=3.51: no committed golden curve for an unknown model dspark in ...',
     ('#2363:disagg-b300-1p1d-dep4-dep8-mtp.yaml', 'eval-twin', 'preserve'):
         '11 N/A->N/A: the PR adds or changes no agentic speculative-decoding config; its 9 non-agentic spec-decode config(s) add no synthetic acceptance (measured AL); 9 PASS->PASS: spec-decode recipes benchmark through the ch...',
+    ('#2380:kimik3_fp4_b300_vllm_mtp.sh', 'awk', 'preserve'):
+        '11 PASS->FAIL: benchmarks/single_node/agentic/kimik3_fp4_b300_vllm_mtp.sh:246 agentic dspark config (2 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_samp...',
     ('#2380:kimik3_fp4_b300_vllm_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/kimik3_fp4_b300_vllm_mtp.sh:250 kimik3_fp4_b300_vllm_mtp.sh: synthetic_acceptance_length=3.51 pins AL 3.51, but the golden AL is 2.51 (kimik3_dspark_probabilistic_sample_m...',
     ('#2380:kimik3_fp4_b300_vllm_mtp.sh', 'master-env', 'preserve'):
@@ -125,14 +129,18 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 PASS->FAIL: benchmarks/single_node/agentic/kimik3_fp4_b300_vllm_mtp.sh:247 agentic dspark config (2 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_samp...',
     ('#2390:disagg-b200-1p1d-dep8-dep8-mtp.yaml', 'eval-twin', 'preserve'):
         '9 PASS->PASS: spec-decode recipes benchmark through the chat template: disagg-b200-1p1d-dep8-dep8-mtp-eval.yaml (use_chat_template: true); disagg-b200-1p1d-dep8-dep8-mtp.yaml (use_chat_template: true); disagg-b200-1p1...',
+    ('#2395:agg-gb300-tp8-mtp-agentic.yaml', 'eval-twin', 'preserve'):
+        '11 PASS->FAIL: benchmarks/multi_node/srt-slurm-recipes/vllm/deepseek-v4/agentic/agg-gb300-tp8-mtp-agentic-eval.yaml:123 synthetic_acceptance_length=3.49: no committed golden curve for an unknown model mtp in golden_al...',
     ('#2395:disagg-gb300-12p4d-dep8-dep16-c1024-mtp-kvoffload.yaml', 'eval-twin', 'preserve'):
         '11 PASS->FAIL: benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/disagg-gb300-12p4d-dep8-dep16-c1024-mtp-kvoffload-eval.yaml:95 SGLANG_SIMULATE_ACC_LEN=3.49: no committed golden curve for an unknown m...',
+    ('#2398:disagg-gb300-1p1d-dep4-dep8-c128-mtp-agentic.yaml', 'eval-twin', 'preserve'):
+        '11 PASS->FAIL: benchmarks/multi_node/srt-slurm-recipes/vllm/deepseek-v4/agentic/disagg-gb300-1p1d-dep4-dep8-c128-mtp-agentic-eval.yaml:124 synthetic_acceptance_length=3.49: no committed golden curve for an unknown mod...',
     ('#2398:disagg-gb300-2p1d-dep8-tp4-c8-mtp-kvoffload.yaml', 'eval-twin', 'preserve'):
         '11 PASS->FAIL: benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/disagg-gb300-2p1d-dep8-tp4-c8-mtp-kvoffload-eval.yaml:95 SGLANG_SIMULATE_ACC_LEN=3.49: no committed golden curve for an unknown model m...',
     ('#2404:agg-gb200-dep16-throughput-agentic.yaml', 'eval-twin', 'preserve'):
         '11 PASS->FAIL: benchmarks/multi_node/srt-slurm-recipes/vllm/kimi-k3/agentic/agg-gb200-dep16-throughput-agentic-eval.yaml:111 synthetic_acceptance_length=3.51: no committed golden curve for an unknown model dspark in g...',
-    ('#2415:agg-gb300-tp8-mtp-agentic.yaml', 'eval-twin', 'preserve'):
-        '11 PASS->FAIL: benchmarks/multi_node/srt-slurm-recipes/vllm/deepseek-v4/agentic/agg-gb300-tp8-mtp-agentic-eval.yaml:123 synthetic_acceptance_length=3.49: no committed golden curve for an unknown model mtp in golden_al...',
+    ('#2415:disagg-gb300-1p1d-dep8-dep8-c384-mtp-agentic.yaml', 'eval-twin', 'preserve'):
+        '11 PASS->FAIL: benchmarks/multi_node/srt-slurm-recipes/vllm/deepseek-v4/agentic/disagg-gb300-1p1d-dep8-dep8-c384-mtp-agentic-eval.yaml:124 synthetic_acceptance_length=3.49: no committed golden curve for an unknown mod...',
     ('#2420:qwen3.5_fp4_b200_sglang_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/qwen3.5_fp4_b200_sglang_mtp.sh:116 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length (+1 more)',
     ('#2420:qwen3.5_fp4_b200_sglang_mtp.sh', 'case', 'violate'):
@@ -145,6 +153,10 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 PASS->FAIL: benchmarks/single_node/agentic/qwen3.5_fp4_b200_sglang_mtp.sh:113 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
     ('#2420:qwen3.5_fp4_b200_sglang_mtp.sh', 'sourced', 'violate'):
         '11 FAIL: benchmarks/single_node/agentic/qwen3.5_fp4_b200_sglang_mtp.sh:113 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
+    ('#2421:qwen3.5_fp4_b300_sglang_mtp.sh', 'awk', 'preserve'):
+        '11 PASS->FAIL: benchmarks/single_node/agentic/qwen3.5_fp4_b300_sglang_mtp.sh:113 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
+    ('#2421:qwen3.5_fp4_b300_sglang_mtp.sh', 'awk', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/qwen3.5_fp4_b300_sglang_mtp.sh:113 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
     ('#2421:qwen3.5_fp4_b300_sglang_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/qwen3.5_fp4_b300_sglang_mtp.sh:117 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length (+1 more)',
     ('#2421:qwen3.5_fp4_b300_sglang_mtp.sh', 'case', 'violate'):
@@ -157,6 +169,10 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 PASS->FAIL: benchmarks/single_node/agentic/qwen3.5_fp4_b300_sglang_mtp.sh:114 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
     ('#2421:qwen3.5_fp4_b300_sglang_mtp.sh', 'sourced', 'violate'):
         '11 FAIL: benchmarks/single_node/agentic/qwen3.5_fp4_b300_sglang_mtp.sh:114 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
+    ('#2427:qwen3.5_fp8_h100_mtp.sh', 'awk', 'preserve'):
+        '11 PASS->FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_h100_mtp.sh:123 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
+    ('#2427:qwen3.5_fp8_h100_mtp.sh', 'awk', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_h100_mtp.sh:123 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
     ('#2427:qwen3.5_fp8_h100_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_h100_mtp.sh:127 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length (+1 more)',
     ('#2427:qwen3.5_fp8_h100_mtp.sh', 'case', 'violate'):
@@ -169,6 +185,10 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 PASS->FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_h100_mtp.sh:124 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
     ('#2427:qwen3.5_fp8_h100_mtp.sh', 'sourced', 'violate'):
         '11 FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_h100_mtp.sh:124 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
+    ('#2428:qwen3.5_fp8_h200_mtp.sh', 'awk', 'preserve'):
+        '11 PASS->FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_h200_mtp.sh:125 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
+    ('#2428:qwen3.5_fp8_h200_mtp.sh', 'awk', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_h200_mtp.sh:125 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
     ('#2428:qwen3.5_fp8_h200_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_h200_mtp.sh:129 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length (+1 more)',
     ('#2428:qwen3.5_fp8_h200_mtp.sh', 'case', 'violate'):
@@ -181,6 +201,10 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 PASS->FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_h200_mtp.sh:126 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
     ('#2428:qwen3.5_fp8_h200_mtp.sh', 'sourced', 'violate'):
         '11 FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_h200_mtp.sh:126 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
+    ('#2447:glm5.2_fp4_b300_sglang_mtp.sh', 'awk', 'preserve'):
+        '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b300_sglang_mtp.sh:205 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
+    ('#2447:glm5.2_fp4_b300_sglang_mtp.sh', 'awk', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b300_sglang_mtp.sh:205 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
     ('#2447:glm5.2_fp4_b300_sglang_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b300_sglang_mtp.sh:209 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length (+1 more)',
     ('#2447:glm5.2_fp4_b300_sglang_mtp.sh', 'case', 'violate'):
@@ -215,22 +239,18 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 N/A->N/A: the PR adds or changes no agentic speculative-decoding config; its 2 non-agentic spec-decode config(s) add no synthetic acceptance (measured AL); 9 PASS->PASS: spec-decode recipes benchmark through the ch...',
     ('#2486:1p1d-dep2-dep8-eagle3-c64-8k1k.yaml', 'eval-twin', 'preserve'):
         '11 N/A->N/A: the PR adds or changes no agentic speculative-decoding config; its 12 non-agentic spec-decode config(s) add no synthetic acceptance (measured AL); 9 PASS->PASS: spec-decode recipes benchmark through the c...',
+    ('#2493:kimik2.5_fp4_b300_mtp.sh', 'awk', 'preserve'):
+        '11 PASS->FAIL: benchmarks/single_node/agentic/deprecated/kimik2.5_fp4_b300_mtp.sh:63 agentic eagle3 config (4 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejecti...',
     ('#2493:kimik2.5_fp4_b300_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/deprecated/kimik2.5_fp4_b300_mtp.sh:71 kimik2.5_fp4_b300_mtp.sh: synthetic_acceptance_length=4.24 pins AL 4.24, but the golden AL is 3.24 (kimik2.5_eagle3.yaml thinking_on...',
     ('#2493:kimik2.5_fp4_b300_mtp.sh', 'sourced', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/deprecated/kimik2.5_fp4_b300_mtp.sh:64 agentic eagle3 config (4 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejecti...',
-    ('#2511:minimaxm3_fp4_b200_mtp.sh', 'awk', 'preserve'):
-        '11 PASS->FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b200_mtp.sh:198 agentic eagle3 config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample...',
     ('#2511:minimaxm3_fp4_b200_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b200_mtp.sh:202 minimaxm3_fp4_b200_mtp.sh: synthetic_acceptance_length=3.78 pins AL 3.78, but the golden AL is 2.78 (minimaxm3_eagle3_gqa.yaml thinking_on/3)...',
     ('#2511:minimaxm3_fp4_b200_mtp.sh', 'master-env', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b200_mtp.sh:198 agentic eagle3 config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample...',
     ('#2511:minimaxm3_fp4_b200_mtp.sh', 'sourced', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b200_mtp.sh:199 agentic eagle3 config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample...',
-    ('#2514:qwen3.5_fp8_b200_sglang_mtp.sh', 'awk', 'preserve'):
-        '11 PASS->FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_b200_sglang_mtp.sh:107 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
-    ('#2514:qwen3.5_fp8_b200_sglang_mtp.sh', 'awk', 'violate'):
-        '11 FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_b200_sglang_mtp.sh:107 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
     ('#2514:qwen3.5_fp8_b200_sglang_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_b200_sglang_mtp.sh:111 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length (+1 more)',
     ('#2514:qwen3.5_fp8_b200_sglang_mtp.sh', 'case', 'violate'):
@@ -257,14 +277,16 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_b300_sglang_mtp.sh:113 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
     ('#2520:disagg-gb300-2p4d-dep8-dep16-c256-mtp-kvoffload.yaml', 'eval-twin', 'preserve'):
         '11 PASS->FAIL: benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/disagg-gb300-2p4d-dep8-dep16-c256-mtp-kvoffload-eval.yaml:95 SGLANG_SIMULATE_ACC_LEN=3.49: no committed golden curve for an unknown mod...',
-    ('#2522:dsv4_fp4_mi355x_vllm_mtp.sh', 'awk', 'preserve'):
-        '11 PASS->FAIL: benchmarks/single_node/agentic/dsv4_fp4_mi355x_vllm_mtp.sh:412 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_...',
     ('#2522:dsv4_fp4_mi355x_vllm_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/dsv4_fp4_mi355x_vllm_mtp.sh:416 dsv4_fp4_mi355x_vllm_mtp.sh: synthetic_acceptance_length=3.49 pins AL 3.49, but the golden AL is 2.49 (dsv4_mtp.yaml thinking_on/3); set sy...',
     ('#2522:dsv4_fp4_mi355x_vllm_mtp.sh', 'master-env', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/dsv4_fp4_mi355x_vllm_mtp.sh:412 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_...',
     ('#2522:dsv4_fp4_mi355x_vllm_mtp.sh', 'sourced', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/dsv4_fp4_mi355x_vllm_mtp.sh:413 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_...',
+    ('#2528:glm5.2_fp8_mi325x_mtp.sh', 'awk', 'preserve'):
+        '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp8_mi325x_mtp.sh:69 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
+    ('#2528:glm5.2_fp8_mi325x_mtp.sh', 'awk', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/glm5.2_fp8_mi325x_mtp.sh:69 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
     ('#2528:glm5.2_fp8_mi325x_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp8_mi325x_mtp.sh:73 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length (+1 more)',
     ('#2528:glm5.2_fp8_mi325x_mtp.sh', 'case', 'violate'):
