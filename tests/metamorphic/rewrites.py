@@ -42,7 +42,7 @@ AL_PATTERNS = (
     rf"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS\s*[=:]\s*[\"']?{NUM}",
     rf"synthetic_acceptance_length\\*[\"']?\s*:\s*{NUM}",
     rf"--spec-decode-acceptance-length[= ][\"']?{NUM}",
-    rf"(?m)^[ \t]*(?:export[ \t]+|local[ \t]+)?[A-Z_]*(?:ACCEPT|ACC_LEN)[A-Z_]*=[\"']?(?P<v>\d+\.\d+)",
+    r"(?m)^[ \t]*(?:export[ \t]+|local[ \t]+)?[A-Z_]*(?:ACCEPT|ACC_LEN)[A-Z_]*=[\"']?(?P<v>\d+\.\d+)",
 )
 DL_PATTERNS = (
     rf"num_speculative_tokens\\*[\"']?\s*:\s*{INT}",
@@ -636,24 +636,25 @@ def eval_twin(t: Target, violate: bool) -> Variant:
     return Variant(with_files(t.snapshot, {t.path: splice(text, edits)}), (t.path,), "11" if violate else "")
 
 
+RATE_KNOB = re.compile(r"\b\w*(?:ACC(?:EPT(?:ANCE)?)?_RATE|acceptance_rate)\w*\b")
+
+
 def spelling(t: Target, violate: bool) -> Variant:
     """TRT-LLM's forced accepted-token count written as the golden AL minus one, computed where the engine reads
-    it (violate: the golden AL written as the count, the off-by-one missed). A rate spelling applies only where
-    the base branch's golden_al_distribution/README.md documents one."""
-    readme = t.snapshot.policy.get("golden_al_distribution/README.md") or ""
-    if re.search(r"acceptance[ _-]rate\b[^\n]*(?:spelling|instead of)|_RATE\b", readme) and t.engine != "trtllm":
-        raise Skip("the README documents a rate spelling, not yet rewritten by this suite")
+    it (violate: the golden AL written as the count, the off-by-one missed). A rate spelling of the target
+    would apply only where the base branch's golden_al_distribution/README.md documents one (`RATE_KNOB`);
+    none does in the shared history, which the test asserts."""
     _scripts_only(t)
     text = t.text
     ss = [s for s in sites(t.path, text) if s.what == "al" and "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
           in _line_of(text, s.start)]
     if not ss:
-        raise Skip("no TRT-LLM forced accepted-token count (and no documented rate spelling)")
+        raise Skip("no TRT-LLM forced accepted-token count")
     edits = []
     for s in ss:
         golden = float(s.value) + 1
-        expr = str(golden) if violate else f"$(awk 'BEGIN{{printf \"%.2f\", {golden:.2f} - 1}}')"
-        edits.append((s.start, s.end, ref("", s.quoting, expr) if not violate else expr))
+        expr = f"{golden:.2f}" if violate else ref("", s.quoting, f"$(awk 'BEGIN{{printf \"%.2f\", {golden:.2f} - 1}}')")
+        edits.append((s.start, s.end, expr))
     return Variant(with_files(t.snapshot, {t.path: splice(text, edits)}), (t.path,), "11" if violate else "")
 
 
@@ -740,7 +741,7 @@ def patch_site(t: Target, violate: bool) -> Variant:
     assert f is not None
     if f.base_text is None:
         raise Skip("an added script has no pre-existing site")
-    site = [f"if [ \"${{FRAMEWORK:-}}\" = \"mm-none\" ]; then", f"    sed -i 's/^A = 1$/A = 2/' {path}", "fi", ""]
+    site = ['if [ "${FRAMEWORK:-}" = "mm-none" ]; then', f"    sed -i 's/^A = 1$/A = 2/' {path}", "fi", ""]
     reach = ['if [ "${EVAL_ONLY:-false}" != "true" ]; then', site[1], "fi", ""]
     base, head = f.base_text, t.text
     bfirst = base.find("\n") + 1 if base.startswith("#!") else 0
