@@ -93,8 +93,8 @@ class History:
         return world
 
     def configs(self, per_pr: int) -> list[Config]:
-        """The changed speculative-decoding scripts and recipes of the window: at most `per_pr` of a PR (by
-        path), a path kept by the first PR that changes it. A config's snapshot is its PR's without the other
+        """The changed speculative-decoding scripts and recipes of the window: at most `per_pr` of a PR per
+        engine (by path), a path kept by the first PR that changes it. A config's snapshot is its PR's without the other
         configs the PR changes (they are read at head as unchanged files, as a PR changing only this one would
         show them), so that a rewrite is judged on its config, and fast."""
         out: dict[str, Config] = {}
@@ -105,7 +105,11 @@ class History:
             units = inventory(done.ctx).units
             paths = {u.path for u in units}
             picked = [u for u in units if u.changed and u.path not in out and done.snapshot.changed(u.path)]
-            for u in sorted(picked, key=lambda u: u.path)[:per_pr]:
+            per_engine: dict[str, int] = {}
+            for u in sorted(picked, key=lambda u: u.path):
+                per_engine[u.engine] = per_engine.get(u.engine, 0) + 1
+                if per_engine[u.engine] > per_pr:
+                    continue
                 snap = done.snapshot
                 alone = replace(snap, files=tuple(f for f in snap.files if f.path == u.path or f.path not in paths))
                 own = self.complete(pr.number, alone)

@@ -42,7 +42,7 @@ AL_PATTERNS = (
     rf"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS\s*[=:]\s*[\"']?{NUM}",
     rf"synthetic_acceptance_length\\*[\"']?\s*:\s*{NUM}",
     rf"--spec-decode-acceptance-length[= ][\"']?{NUM}",
-    rf"(?m)^[ \t]*(?:export[ \t]+|local[ \t]+)?[A-Z_]*(?:ACCEPT|ACC_LEN)[A-Z_]*=[\"']?(?P<v>\d+\.\d+)",
+    r"(?m)^[ \t]*(?:export[ \t]+|local[ \t]+)?[A-Z_]*(?:ACCEPT|ACC_LEN)[A-Z_]*=[\"']?(?P<v>\d+\.\d+)",
 )
 DL_PATTERNS = (
     rf"num_speculative_tokens\\*[\"']?\s*:\s*{INT}",
@@ -50,8 +50,8 @@ DL_PATTERNS = (
     rf"\bspeculative-num-steps:\s*[\"']?{INT}",
     rf"--num-speculative-tokens[= ][\"']?{INT}",
     rf"\b(?:num_nextn_predict_layers|max_draft_len)\s*:\s*{INT}",
-    rf"(?m)^[ \t]*(?:export[ \t]+|local[ \t]+)?(?:[A-Z_]*SPEC[A-Z_]*TOKENS|[A-Z_]*NUM_STEPS|MTP_LAYERS?|NUM_MTP)"
-    rf"=[\"']?{INT}\b",
+    rf"(?m)^[ \t]*(?:export[ \t]+|local[ \t]+)?(?!TLLM_)(?:[A-Z_]*SPEC[A-Z_]*TOKENS|[A-Z_]*NUM_STEPS|MTP_LAYERS?|NUM_MTP)"
+    rf"=[\"']?{INT}(?![\d.])",
 )
 DRAFT_TOKENS = (rf"--speculative-num-draft-tokens[= ][\"']?{INT}", rf"\bspeculative-num-draft-tokens:\s*[\"']?{INT}")
 SWITCHES = (  # (pattern, replacement): what turns simulated acceptance off, per engine spelling
@@ -508,7 +508,8 @@ def _yaml_string_key(text: str, pos: int) -> bool:
 
 def reorder(t: Target, violate: bool) -> Variant:
     """The line holding the literal swapped with its neighbour: two flags of one command or array (each on a
-    line of its own, continuation backslashes kept in place), or two keys of one YAML mapping."""
+    line of its own, continuation backslashes kept in place), two assignments that do not read each other, or
+    two keys of one YAML mapping."""
     ss = chosen(t, violate)
     text = t.text
     lines = text.split("\n")
@@ -538,22 +539,62 @@ def reorder(t: Target, violate: bool) -> Variant:
     return Variant(with_files(t.snapshot, {t.path: new}), (t.path,), "11" if violate else "")
 
 
+def reflow(t: Target, violate: bool) -> Variant:
+    """A one-line command (or array) holding the literal written one flag per line (backslash continuations;
+    an array needs none), as bash reads it the same."""
+    _scripts_only(t)
+    ss = chosen(t, violate)
+    text = t.text
+    root, data = _context(text)
+    edits: list[tuple[int, int, str]] = []
+    done: set[int] = set()
+    for s in ss:
+        b = len(text[:s.start].encode())
+        node = root.descendant_for_byte_range(b, b + 1)
+        while node is not None and node.type not in ("command", "array"):
+            node = node.parent
+        if node is None or node.start_point[0] != node.end_point[0]:
+            raise Skip("the literal is not in a one-line command or array")
+        brk = " \\\n    " if node.type == "command" else "\n    "
+        if node.id in done:
+            continue
+        done.add(node.id)
+        for child in node.children[1:]:
+            if data[child.start_byte:child.start_byte + 2] == b"--":
+                at = len(data[:child.start_byte].decode())
+                ws = at
+                while ws > 0 and text[ws - 1] in " \t":
+                    ws -= 1
+                edits.append((ws, at, brk))
+    if not edits:
+        raise Skip("no flags to put on lines of their own")
+    if violate:
+        edits += [(s.start, s.end, shifted(s.value, s.what, True)) for s in ss]
+    return Variant(with_files(t.snapshot, {t.path: splice(text, edits)}), (t.path,), "11" if violate else "")
+
+
 def _split_cont(line: str) -> tuple[str, str]:
     m = re.match(r"^(.*?)(\s*\\)$", line)
     return (m.group(1), m.group(2)) if m else (line, "")
 
 
 _FLAG_LINE = re.compile(r"^\s*--[\w-]+(?:[ =]\S+)?\s*\\?$")
+_ASSIGN_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=([^\s;&|`]*)\s*$")
 _KEY_LINE = re.compile(r"^(\s*)[\w.-]+:\s*\S.*$")
 
 
 def _neighbour(lines: list[str], i: int, script: bool) -> int | None:
     if script:
-        if not _FLAG_LINE.match(lines[i]):
+        if _FLAG_LINE.match(lines[i]):
+            for j in (i + 1, i - 1):
+                if 0 <= j < len(lines) and _FLAG_LINE.match(lines[j]):
+                    return j
             return None
-        for j in (i + 1, i - 1):
-            if 0 <= j < len(lines) and _FLAG_LINE.match(lines[j]):
-                return j
+        a = _ASSIGN_LINE.match(lines[i])
+        for j in (i + 1, i - 1) if a else ():
+            b = _ASSIGN_LINE.match(lines[j]) if 0 <= j < len(lines) else None
+            if b and a.group(1) != b.group(1) and a.group(1) not in b.group(2) and b.group(1) not in a.group(2):
+                return j  # two assignments that do not read each other
         return None
     m = _KEY_LINE.match(lines[i])
     if not m or lines[i].rstrip().endswith(("|", ">")):
@@ -595,24 +636,25 @@ def eval_twin(t: Target, violate: bool) -> Variant:
     return Variant(with_files(t.snapshot, {t.path: splice(text, edits)}), (t.path,), "11" if violate else "")
 
 
+RATE_KNOB = re.compile(r"\b\w*(?:ACC(?:EPT(?:ANCE)?)?_RATE|acceptance_rate)\w*\b")
+
+
 def spelling(t: Target, violate: bool) -> Variant:
     """TRT-LLM's forced accepted-token count written as the golden AL minus one, computed where the engine reads
-    it (violate: the golden AL written as the count, the off-by-one missed). A rate spelling applies only where
-    the base branch's golden_al_distribution/README.md documents one."""
-    readme = t.snapshot.policy.get("golden_al_distribution/README.md") or ""
-    if re.search(r"acceptance[ _-]rate\b[^\n]*(?:spelling|instead of)|_RATE\b", readme) and t.engine != "trtllm":
-        raise Skip("the README documents a rate spelling, not yet rewritten by this suite")
+    it (violate: the golden AL written as the count, the off-by-one missed). A rate spelling of the target
+    would apply only where the base branch's golden_al_distribution/README.md documents one (`RATE_KNOB`);
+    none does in the shared history, which the test asserts."""
     _scripts_only(t)
     text = t.text
     ss = [s for s in sites(t.path, text) if s.what == "al" and "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
           in _line_of(text, s.start)]
     if not ss:
-        raise Skip("no TRT-LLM forced accepted-token count (and no documented rate spelling)")
+        raise Skip("no TRT-LLM forced accepted-token count")
     edits = []
     for s in ss:
         golden = float(s.value) + 1
-        expr = str(golden) if violate else f"$(awk 'BEGIN{{printf \"%.2f\", {golden:.2f} - 1}}')"
-        edits.append((s.start, s.end, ref("", s.quoting, expr) if not violate else expr))
+        expr = f"{golden:.2f}" if violate else ref("", s.quoting, f"$(awk 'BEGIN{{printf \"%.2f\", {golden:.2f} - 1}}')")
+        edits.append((s.start, s.end, expr))
     return Variant(with_files(t.snapshot, {t.path: splice(text, edits)}), (t.path,), "11" if violate else "")
 
 
@@ -699,7 +741,7 @@ def patch_site(t: Target, violate: bool) -> Variant:
     assert f is not None
     if f.base_text is None:
         raise Skip("an added script has no pre-existing site")
-    site = [f"if [ \"${{FRAMEWORK:-}}\" = \"mm-none\" ]; then", f"    sed -i 's/^A = 1$/A = 2/' {path}", "fi", ""]
+    site = ['if [ "${FRAMEWORK:-}" = "mm-none" ]; then', f"    sed -i 's/^A = 1$/A = 2/' {path}", "fi", ""]
     reach = ['if [ "${EVAL_ONLY:-false}" != "true" ]; then', site[1], "fi", ""]
     base, head = f.base_text, t.text
     bfirst = base.find("\n") + 1 if base.startswith("#!") else 0
@@ -723,6 +765,7 @@ KINDS: dict[str, Callable[[Target, bool], Variant]] = {
     "arith": computed(_arith),
     "requote": requote,
     "reorder": reorder,
+    "reflow": reflow,
     "eval-twin": eval_twin,
     "switch-removed": switch_removed,
     "draft-length": draft_length,
