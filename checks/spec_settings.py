@@ -480,7 +480,8 @@ def thinking(text: str) -> tuple[str, str]:
             start = found.start()
             while start > 0 and (code[start - 1].isalnum() or code[start - 1] == "_"):
                 start -= 1  # the whole name: `enable_thinking`, `SGLANG_DEFAULT_THINKING`
-            return mode, f"{mode}: the config sets `{code[start:found.end()]}`"
+            setting = code[start:found.end()].replace('"', "").replace("'", "")
+            return mode, f"{mode}: the config sets `{setting}`"
     return "thinking_on", "assumed thinking_on: the config does not set a thinking mode (agentic coding thinks)"
 
 

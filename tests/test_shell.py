@@ -305,3 +305,36 @@ def test_an_ansi_c_string_reads_as_the_installed_bash_reads_it(text):
     code = "printf '%s' $'" + text + "'"
     out = subprocess.run(["bash", "-c", code], capture_output=True, check=True, env={"LC_ALL": "C.UTF-8"}).stdout
     assert ansi_c(text) == out.decode("utf-8", "replace")
+
+
+# --- the speculative-decoding reader's run (checks.specmodel) ---------------------------------------------
+
+def test_arithmetic_on_literals_handed_to_awk_bc_and_python():
+    from checks.bash.builtins import calculate
+    assert calculate(["awk", "BEGIN { print 2.99 }"], None) == "2.99"
+    assert calculate(["awk", "-v", "a=3.61", 'BEGIN { printf "%.2f", a - 1 }'], None) == "2.61"
+    assert calculate(["bc"], "2.99 - 1\n") == "1.99"
+    assert calculate(["bc", "-l"], "scale=2; 5.22 / 2\n") == "2.61"
+    assert calculate(["python3", "-c", 'print(f"{3.61 - 1:.2f}")'], None) == "2.61"
+    assert calculate(["python3", "-c", "import os; print(os.environ['AL'])"], None) is None  # not arithmetic
+    assert calculate(["awk", "{ print $1 }", "file"], None) is None
+    assert calculate(["awk", "BEGIN { print " + " " * 20_000], None) is None  # read in linear time
+
+
+def test_the_readers_run_records_every_engine_sources_in_place_and_tables():
+    lib = "declare -A GOLDEN=([glm5.2]=2.99)\nsim() { export SGLANG_SIMULATE_ACC_LEN=\"${GOLDEN[$1]}\"; }\n"
+    text = ('source ./lib.sh\nsim glm5.2\nK=3\nALS=(1 2 3 3.39)\n'
+            'trtllm-serve serve m --rate "${ALS[$K]}" &\n'
+            'python3 -m atom.entrypoints.openai_server --spec-decode-acceptance-length "$(awk \'BEGIN{print 1.99+1}\')"\n')
+    from checks.bash.reading import statements
+
+    def sources(target):
+        return ("lib.sh", statements(lib, 1_000_000)) if "./lib.sh" in target.values else None
+
+    run = Script(text).run_every_engine({}, "x.sh", None, sources)
+    trt, atom = run.launches
+    assert (trt.engine, atom.engine) == ("trtllm", "atom")
+    assert [t.first for t in trt.argv][-1] == "3.39" and [t.first for t in atom.argv][-1] == "2.99"
+    (name, token), = [e for e in trt.env if e[0] == "SGLANG_SIMULATE_ACC_LEN"]
+    assert token.values == ("2.99",) and token.line == 1_000_001  # the library's line 2 (numbered from the base)
+    assert Script(text).trace({}, "x.sh").launches == ()  # check 3's launches: vLLM and SGLang only

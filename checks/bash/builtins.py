@@ -381,8 +381,6 @@ CALCULATORS = frozenset({"awk", "gawk", "mawk", "bc", "python", "python3"})
 _NUMBER_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
                ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
 _CALLS = {"round": round, "float": float, "int": int, "abs": abs, "min": min, "max": max}
-_AWK_PROGRAM = re.compile(r"\s*BEGIN\s*\{\s*(printf|print)\s*\(?(.*?)\)?\s*;?\s*\}\s*", re.S)
-_PY_PRINT = re.compile(r"\s*(?:import\s+\w+\s*[;\n]\s*)?print\s*\((.*)\)\s*;?\s*", re.S)
 _PY_FORMAT = re.compile(r"""\s*(?P<q>['"])%(?P<spec>[-+ #0]*\d*(?:\.\d+)?[fgde])(?P=q)\s*%\s*(?P<expr>.+)""", re.S)
 _PY_FSTRING = re.compile(r"""\s*f(?P<q>['"])\{(?P<expr>[^{}:]+)(?::(?P<spec>[^{}]*))?\}(?P=q)\s*""", re.S)
 _PY_METHOD = re.compile(r"""\s*(?P<q>['"])\{(?::(?P<spec>[^{}]*))?\}(?P=q)\.format\((?P<expr>.+)\)\s*""", re.S)
@@ -433,6 +431,33 @@ def _awk_number(value: float | int) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
 
 
+def _call_of(code: str, name: str) -> str | None:
+    """The argument text of `name(...)` when `code` is that one call; None otherwise (read with string
+    operations: a pattern with a lazy body before optional tails backtracks polynomially)."""
+    if not code.startswith(name):
+        return None
+    rest = code[len(name):].lstrip()
+    return rest[1:-1] if rest.startswith("(") and rest.endswith(")") else None
+
+
+def _awk_begin(program: str) -> tuple[str, str] | None:
+    """("print" | "printf", its arguments) of `BEGIN { print EXPR }` / `BEGIN { printf "FMT", EXPR }`."""
+    text = program.strip()
+    if not text.startswith("BEGIN"):
+        return None
+    body = text[5:].lstrip()
+    if not (body.startswith("{") and body.endswith("}")):
+        return None
+    body = body[1:-1].strip().rstrip(";").rstrip()
+    for how in ("printf", "print"):
+        if body.startswith(how):
+            args = body[len(how):].strip()
+            if args.startswith("(") and args.endswith(")"):
+                args = args[1:-1]
+            return how, args
+    return None
+
+
 def _awk(args: list[str]) -> str | None:
     names: dict[str, str] = {}
     program = None
@@ -454,10 +479,10 @@ def _awk(args: list[str]) -> str | None:
             i += 1
         else:
             return None  # an input file, another option: not arithmetic on literals
-    m = _AWK_PROGRAM.fullmatch(program or "")
-    if m is None:
+    found = _awk_begin(program or "")
+    if found is None:
         return None
-    how, body = m.groups()
+    how, body = found
     if how == "print":
         value = _number(body, names)
         return None if value is None else _awk_number(value)
@@ -494,10 +519,13 @@ def _bc(text: str, scale: int) -> str | None:
 def _python(args: list[str]) -> str | None:
     if len(args) != 2 or args[0] != "-c":
         return None
-    m = _PY_PRINT.fullmatch(args[1])
-    if m is None:
+    code = args[1].strip().rstrip(";").strip()
+    first, sep, rest = code.partition("\n") if "\n" in code else code.partition(";")
+    if sep and first.strip().startswith("import ") and first.strip()[7:].strip().isidentifier():
+        code = rest.strip()  # `import math; print(...)`
+    inner = _call_of(code, "print")
+    if inner is None:
         return None
-    inner = m.group(1)
     for pattern in (_PY_FORMAT, _PY_FSTRING, _PY_METHOD):
         f = pattern.fullmatch(inner)
         if f is not None:

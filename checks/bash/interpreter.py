@@ -63,8 +63,10 @@ def _substitutes(parts: tuple[Part, ...]) -> bool:
 @lru_cache(maxsize=1024)
 def _by_name(command: str | None) -> tuple[bool, bool, bool, bool]:
     """What `Interpreter.reads_no_fields` knows of a command from its name: whether it is a declaration;
-    none of the builtins `simple` runs and no launch; no script run (`run_at`), `eval` or `cd`; `echo`/`printf`."""
-    return (command in DECLARATIONS, command not in _BUILTINS and not may_launch(command),
+    none of the builtins `simple` runs (an array element's assignment, `T[k]=v`, is one), no launch; no script
+    run (`run_at`), `eval` or `cd`; `echo`/`printf`."""
+    element = command is not None and "[" in command and _ELEMENT.fullmatch(command) is not None
+    return (command in DECLARATIONS, command not in _BUILTINS and not element and not may_launch(command),
             not may_run(command) and command not in ("eval", "cd"), command in ("echo", "printf"))
 
 

@@ -23,7 +23,7 @@ MAX_ALTS = 8  # candidates a value keeps
 UNSET = object()  # a variable that was `unset` (expands to "")
 _INTEGER = re.compile(r"\s*-?\d+\s*")
 _POSITIONAL = frozenset({"@", "*", "#"})
-_KEY = re.compile(r"\"?\$\{([A-Za-z_][A-Za-z0-9_]*)\}\"?|\"?\$([A-Za-z_][A-Za-z0-9_]*)\"?|([\w.+:/'\"-]+)")
+_KEY = re.compile(r"\"?\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9])\}\"?|\"?\$([A-Za-z_][A-Za-z0-9_]*|[0-9])\"?|([\w.+:/'\"-]+)")
 
 
 @record
