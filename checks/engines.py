@@ -132,6 +132,11 @@ def knob(form: str, name: str, engine: str = "") -> Knob | None:
     return _BY_NAME.get((form, name))
 
 
+def names(engine: str, form: str, *meanings: str) -> tuple[str, ...]:
+    """The names `engine` spells its knobs of `form` that mean one of `meanings`, in table order."""
+    return tuple(k.name for k in KNOBS if k.engine == engine and k.form == form and k.means in meanings)
+
+
 def declaring_flags() -> tuple[str, ...]:
     """The server flags (recipe keys, as flags) whose presence says a worker decodes speculatively: a draft
     method or a speculative-config object, of the engines srt-slurm recipes run (ATOM's bare `--method` says

@@ -103,6 +103,7 @@ RULE_MISMATCH = "golden-al-mismatch"
 RULE_NO_CURVE = "golden-al-no-curve"
 RULE_NON_AGENTIC = "synthetic-acceptance-non-agentic"
 TOLERANCE = 0.005
+_SIMULATING = engines.TARGETS | {"switch"}  # what a master setting that simulates acceptance means
 
 _REQUIREMENT = re.compile(r"^#\s*speculative-config:\s*(.*)$", re.MULTILINE)
 
@@ -334,7 +335,7 @@ def _non_agentic(ctx: Context, units: list[SpecUnit]) -> list[Finding]:
             if "agentic" in point.scenario or not point_is_spec(change.key, point):
                 continue
             for setting in point.settings:
-                if setting.name.startswith("SYNTHETIC_ACCEPTANCE") and setting.line in added:
+                if engines.meaning("master", "setting", setting.name) in _SIMULATING and setting.line in added:
                     out.append(Finding(change.path, setting.line, RULE_NON_AGENTIC, Severity.ERROR,
                                        f"{change.key}: {setting.name}={setting.value} on a non-agentic spec-decode "
                                        "config; fixed-sequence benchmarks must measure real acceptance — remove it"))

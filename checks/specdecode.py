@@ -247,11 +247,12 @@ def entry_is_agentic(key: str, entry: dict) -> bool:
 def _point_simulations(point: resolver.Point, master_path: str) -> tuple[Simulation, ...]:
     """A master point's synthetic acceptance: SYNTHETIC_ACCEPTANCE_LENGTH (unless SYNTHETIC_ACCEPTANCE is off),
     or SYNTHETIC_ACCEPTANCE=true alone (the injector then reads the golden curve itself)."""
-    enabled = point.setting("SYNTHETIC_ACCEPTANCE")
-    length = point.setting("SYNTHETIC_ACCEPTANCE_LENGTH")
+    enabled = next((f for n in engines.names("master", "setting", "switch") if (f := point.setting(n))), None)
+    length = next((f for n in engines.names("master", "setting", *engines.TARGETS) if (f := point.setting(n))), None)
     off = enabled is not None and enabled.value.lower() in ("false", "0", "no", "")
     if length is not None and not off:
-        return (Simulation(length.name, length.value, length.line, master_path, means="length"),)
+        return (Simulation(length.name, length.value, length.line, master_path,
+                           means=engines.meaning("master", "setting", length.name)),)
     if enabled is not None and enabled.value.lower() == "true":
         return (Simulation(enabled.name, enabled.value, enabled.line, master_path, means="switch"),)
     return ()

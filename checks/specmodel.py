@@ -106,8 +106,8 @@ def _model(ctx: Context) -> Model:
         unit_pins = [s for s in sims if s.pins_length]
         unknown = [s for s in sims if not s.means]
         # SYNTHETIC_ACCEPTANCE=true alone: the launcher's injector writes the golden value into the recipe
-        auto = next((f"{s.path}:{s.line}" for s in unit.simulations if s.knob == "SYNTHETIC_ACCEPTANCE"
-                     and s.means == "switch" and not s.eval_only), "") if unit.kind == "recipe" else ""
+        auto = next((f"{s.path}:{s.line}" for s in unit.simulations if s.means == "switch" and not s.eval_only
+                     and engines.meaning("master", "setting", s.knob) == "switch"), "") if unit.kind == "recipe" else ""
         for config in unit.configs:
             config = _documented_config(ctx, config)
             acceptance, pins, reason = _acceptance(config, config.path or unit.path, unit_pins, unknown, auto)
