@@ -529,9 +529,10 @@ def _script_unit(ctx: Context, path: str, text: str, changed: bool, env: Mapping
             continue
         run = script_run(ctx, x.path, x.text, {**THROUGHPUT_ENV, **x.env})
         for launch in run.launches:
-            c, s = launch_settings(launch, x.path, run.where, _options(ctx, x, run, launch))
-            configs += c
-            sims += s
+            for options in _options(ctx, x, run, launch) or [None]:
+                c, s = launch_settings(launch, x.path, run.where, options)
+                configs += c
+                sims += s
             found_engines.append(launch.engine)
     script = ctx.script(text)
     if not found_engines:  # no launch reached: read the script's lines
@@ -549,33 +550,37 @@ def _script_unit(ctx: Context, path: str, text: str, changed: bool, env: Mapping
                     declared="" if configs else declared)
 
 
-def _options(ctx: Context, x: Reached, run: ScriptRun, launch) -> tuple[str, int, dict[str, str]] | None:
-    """(file, line, settings) of the options file a launch reads: written by the script from a heredoc the run
-    reaches (its body expanded with the variables of that moment), else a repository file."""
+def _options(ctx: Context, x: Reached, run: ScriptRun, launch) -> list[tuple[str, int, dict[str, str]]]:
+    """(file, line, settings) of each options file a launch may read: written by the script (a heredoc or
+    `echo`/`printf` the run reaches, expanded with the variables of that moment; one per write a branch the
+    variables do not decide makes), else a repository file."""
     token = options_file(launch)
     if token is None:
-        return None
+        return []
     script = ctx.script(x.text)
+    out: list[tuple[str, int, dict[str, str]]] = []
     for value in token.values:
         if not value:
             continue
-        for write in reversed(run.writes):
+        for write in run.writes:
             if write.line >= LIBRARY_LINES or not any(
                     w == value or w and posixpath.basename(w) == posixpath.basename(value) for w in write.path.values):
                 continue
-            body = script.heredoc_body(write)
-            if not body:
-                continue
-            text = "\n" * (body[0][0] - 1) + "\n".join(t for _n, t in body)
-            found = _options_doc(ctx, launch.engine, text)
-            if found is not None:
-                return x.path, found[0], found[1]
+            for body in script.written(write):
+                text = "\n" * (body[0][0] - 1) + "\n".join(t for _n, t in body)
+                found = _options_doc(ctx, launch.engine, text)
+                if found is not None:
+                    out.append((x.path, found[0], found[1]))
+        if out:
+            continue
         for candidate in repo_paths(ctx, value, posixpath.dirname(x.path)):
             text = head_reader(ctx).read(candidate)
             found = _options_doc(ctx, launch.engine, text) if text is not None else None
             if found is not None:
-                return candidate, found[0], found[1]
-    return None
+                out.append((candidate, found[0], found[1]))
+                break
+    unique = dict.fromkeys((f, n, tuple(sorted(d.items()))) for f, n, d in out)
+    return [(f, n, dict(d)) for f, n, d in unique]
 
 
 def _options_doc(ctx: Context, engine: str, text: str) -> tuple[int, dict[str, str]] | None:

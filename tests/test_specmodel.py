@@ -277,3 +277,20 @@ def test_a_spelling_the_golden_readme_documents_is_read_as_documented():
     assert glm(head.format(r="0.70"), extra_files=documented).status is Status.FAIL
     undocumented = glm(head.format(r="0.6633"), extra_files={BASE: {README: "# Golden curves\n"}})
     assert undocumented.status is Status.UNDECIDED and "SGLANG_SIMULATE_ACC_RATE" in undocumented.reason
+
+
+def test_options_written_per_branch_and_by_echo_pair_with_their_targets():
+    branches = ('if [[ "$MYSTERY" == 1 ]]; then\n  K=3; ACC=1.78\nelse\n  K=4; ACC=2.02\nfi\n'
+                "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=$ACC\n"
+                'cat > opts.yml <<EOF\nspeculative_config:\n  decoding_type: Eagle3\n  max_draft_len: $K\n'
+                "  speculative_model_dir: Inferact/MiniMax-M3-EAGLE3-GQA\nEOF\n"
+                "trtllm-serve serve m --config opts.yml &\n")
+    curves = {**CURVES, "golden_al_distribution/minimaxm3_eagle3_gqa.yaml": "m:\n  thinking_on:\n    3: 2.78\n    4: 3.02\n"}
+    assert check([changed(TRT, None, branches)], policy=curves).status is Status.PASS
+    assert check([changed(TRT, None, branches.replace("2.02", "2.07"))], policy=curves).status is Status.FAIL
+    echoed = ("export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.78\n"
+              "echo 'speculative_config: {decoding_type: Eagle3, max_draft_len: 3, "
+              "speculative_model_dir: Inferact/MiniMax-M3-EAGLE3-GQA}' > opts.yml\n"
+              "trtllm-serve serve m --extra_llm_api_options opts.yml &\n")
+    r = check([changed(TRT, None, echoed)], policy=curves)
+    assert r.status is Status.PASS and "minimaxm3_eagle3_gqa.yaml" in r.reason

@@ -236,12 +236,13 @@ class Launch:
 
 @dataclass(frozen=True)
 class Write:
-    """A file a script writes from a heredoc: where (its candidates), the line of the command, and what each
-    variable held there (the body is expanded with them)."""
+    """A file a script writes from a heredoc (or by `echo` / `printf`): where (its candidates), the line of the
+    command, and what each variable held there (a heredoc's body is expanded with them)."""
 
     path: Token
     line: int
-    vars: Mapping[str, tuple]
+    vars: Mapping[str, tuple]  # the variables a heredoc's body uses that are set or given there
+    text: str | None = None  # what `echo` / `printf` wrote (None: a heredoc's body, read from the script)
 
 
 @dataclass(frozen=True)
@@ -289,7 +290,7 @@ class Interpreter(Evaluator):
     def __init__(self, known: Mapping[str, str], watch: Callable[[list[str | None]], bool] | None = None,
                  exists: Callable[[str], bool | None] | None = None, defaults: bool = False,
                  shared: dict[int, _Plan] | None = None, sources: Sources | None = None,
-                 every_engine: bool = False):
+                 every_engine: bool = False, heredoc_names: Mapping[int, tuple[str, ...]] | None = None):
         self.known = Given(known)
         self.sources = sources  # reads the file a `source` names, to run it in place (None: recorded only)
         self.sourcing: list[str] = []  # the files being sourced, innermost last (no file sources itself)
@@ -297,6 +298,7 @@ class Interpreter(Evaluator):
         self.visited: set[int] = set()  # the lines of the simple commands run
         self.launch_at = engine_launch_at if every_engine else launch_at  # which servers count as launches
         self.writes: list[Write] | None = [] if every_engine else None  # files written from heredocs
+        self.heredoc_names = heredoc_names or {}  # line of a command opening a heredoc -> the variables its body uses
         self.shared = {} if shared is None else shared  # what is read of a statement alone, by id (`Script`'s runs share it)
         self.exists = exists
         self.defaults = defaults  # `known` is every variable the script is given: `${X:-d}` of another X is d
@@ -621,17 +623,29 @@ class Interpreter(Evaluator):
         return after
 
     def _heredoc_write(self, node: Simple, state: State, values: list[str | None]) -> None:
-        """`cat > FILE <<EOF` / `tee FILE <<EOF`: the file a heredoc is written to, with the variables then (an
-        options file an engine reads: its body is expanded with them)."""
-        if not any(op.startswith("<<") and op != "<<<" for op, _w in node.redirects):
-            return
-        targets = [w for op, w in node.redirects if op in (">", ">>", ">|")]
+        """A file the command writes that an engine may read as its options: `cat > FILE <<EOF` / `tee FILE
+        <<EOF` (the body is expanded with the variables of that moment), `echo ... > FILE` / `printf ... >
+        FILE` (what it prints)."""
         name = (values[0] or "").rsplit("/", 1)[-1] if values else ""
-        token = Token(tuple(self.words(state, targets[0].parts)), node.line) if targets else None
-        if token is None and name == "tee":
+        heredoc = any(op.startswith("<<") and op != "<<<" for op, _w in node.redirects)
+        targets = [w for op, w in node.redirects if op in (">", ">>", ">|")]
+        token = None
+        if name == "tee" and heredoc:
             token = next((Token((v,), node.line) for v in values[1:] if v and not v.startswith("-")), None)
-        if token is not None and name in ("cat", "tee"):
-            self.writes.append(Write(token, node.line, {n: b.alts for n, b in state.vars.items()}))
+        elif targets and (name == "cat" and heredoc or name in ("echo", "printf") and len(values) > 1):
+            token = Token(tuple(self.words(state, targets[-1].parts)), node.line)
+        if token is None:
+            return
+        text = None
+        if not heredoc:
+            if None in values:
+                return
+            text = pure_output([v for v in values if v is not None])
+            if text is None or UNKNOWN in text:
+                return
+        names = self.heredoc_names.get(node.line, ()) if heredoc else ()
+        values = {n: self.lookup(state, n) for n in names if self.passed(state, n)}
+        self.writes.append(Write(token, node.line, values, text))
 
     def _other(self, node: Simple, state: State, command: str) -> tuple[bool | None, State]:
         """What `simple` does with a command named by a literal word whose other words it reads none of

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -162,13 +163,17 @@ class Reading:
 _HEREDOC_PARAM = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def _param(m: re.Match, values: Mapping[str, tuple]) -> str:
-    """One `$NAME` / `${NAME}` / `${NAME:-default}` of a heredoc body, from a variable of one known text."""
+MAX_WRITTEN = 8  # texts one write is expanded to
+
+
+def _param(m: re.Match, values: Mapping[str, tuple], absent: set[str]) -> str:
+    """One `$NAME` / `${NAME}` / `${NAME:-default}` of a heredoc body, from a variable of one known text (a
+    variable the script never set takes the default)."""
     name = m.group(1) or m.group(3)
     alts = values.get(name)
     if alts is not None and len(alts) == 1 and isinstance(alts[0], str) and UNKNOWN not in alts[0] and alts[0]:
         return alts[0]
-    if alts is None and m.group(2) is not None:
+    if name in absent and m.group(2) is not None:
         return m.group(2)
     return m.group(0)
 
@@ -261,7 +266,8 @@ class Script:
         known = dict(env)
         if path:
             known["0"] = path
-        interp = Interpreter(known, _every_word, exists, True, self._shared, sources, every_engine=True)
+        interp = Interpreter(known, _every_word, exists, True, self._shared, sources, every_engine=True,
+                             heredoc_names=self._heredoc_names)
         state = interp.run(self.statements, State({}, set()))
         for name in list(interp.funcs):
             if name not in interp.called and name not in interp.library_funcs:
@@ -269,17 +275,40 @@ class Script:
         return Reading(tuple(dict.fromkeys(interp.launches)), frozenset(interp.visited), tuple(interp.writes or ()),
                        None if interp.known.whole else dict(interp.known.asked))
 
-    def heredoc_body(self, write: Write) -> tuple[tuple[int, str], ...]:
-        """(line, text) of the body of the heredoc the command on `write.line` opens, variables expanded as bash
-        expands them in an unquoted heredoc, from what they held there (`$NAME`, `${NAME}`, `${NAME:-d}`;
-        a quoted delimiter keeps the text as written)."""
-        out = []
+    @cached_property
+    def _heredoc_names(self) -> dict[int, tuple[str, ...]]:
+        """The variables each unquoted heredoc's body uses, by the line of the command opening it."""
+        out: dict[int, dict[str, None]] = {}
         for ln in self.lines:
-            if ln.heredoc is None or ln.heredoc.start != write.line or ln.heredoc.diff:
-                continue
-            text = ln.text if ln.heredoc.quoted else _HEREDOC_PARAM.sub(lambda m: _param(m, write.vars), ln.text)
-            out.append((ln.number, text))
-        return tuple(out)
+            if ln.heredoc is not None and not ln.heredoc.quoted and not ln.heredoc.diff:
+                found = out.setdefault(ln.heredoc.start, {})
+                found.update(dict.fromkeys(m.group(1) or m.group(3) for m in _HEREDOC_PARAM.finditer(ln.text)))
+        return {line: tuple(names) for line, names in out.items()}
+
+    def written(self, write: Write) -> tuple[tuple[tuple[int, str], ...], ...]:
+        """What `write` wrote, as (line, text) lines: the lines `echo` / `printf` printed (each on the command's
+        line), or the body of the heredoc the command on `write.line` opens, variables expanded as bash expands
+        them in an unquoted heredoc (`$NAME`, `${NAME}`, `${NAME:-d}`; a quoted delimiter keeps the text as
+        written) from what they held there: one text per combination of the candidates branches the variables
+        do not decide left (at most MAX_WRITTEN)."""
+        if write.text is not None:
+            return (tuple((write.line, t) for t in write.text.split("\n")),)
+        body = [ln for ln in self.lines if ln.heredoc is not None and ln.heredoc.start == write.line
+                and not ln.heredoc.diff]
+        if not body:
+            return ()
+        if body[0].heredoc.quoted:
+            return (tuple((ln.number, ln.text) for ln in body),)
+        used = dict.fromkeys(m.group(1) or m.group(3) for ln in body for m in _HEREDOC_PARAM.finditer(ln.text))
+        choices = [[(n, a) for a in dict.fromkeys(write.vars.get(n, (None,)))
+                    if a is None or isinstance(a, str)] or [(n, None)] for n in used]
+        absent = {n for n in used if n not in write.vars}  # neither set nor given: `${X:-d}` is d
+        out = []
+        for combo in itertools.islice(itertools.product(*choices), MAX_WRITTEN):
+            values = {n: (a,) for n, a in combo if a is not None}
+            out.append(tuple((ln.number, _HEREDOC_PARAM.sub(lambda m: _param(m, values, absent), ln.text))
+                             for ln in body))
+        return tuple(dict.fromkeys(out))
 
     def exports(self) -> tuple[tuple[str, Token], ...]:
         """The variables the script exports (a guide's env block), in the order they were set (by name within
