@@ -133,6 +133,7 @@ def launched_at(values: list[str | None]) -> tuple[str, int, int] | None:
     return None
 
 
+ENGINE_COMMANDS = frozenset({"trtllm-serve"})  # servers `engine_launch_at` knows that are no python module
 _SPEC_MODULES = {"atom.entrypoints.openai_server": "atom", "atom.entrypoints.api_server": "atom",
                  "tensorrt_llm.commands.serve": "trtllm"}
 

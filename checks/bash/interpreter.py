@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Callable, Mapping, NamedTuple
 
 from .builtins import CALCULATORS, UNKNOWN, calculate, decided, lone_command, pure_output, test
-from .commands import engine_launch_at, launch_at, may_become_launch, may_launch, may_run, run_at
+from .commands import ENGINE_COMMANDS, engine_launch_at, launch_at, may_become_launch, may_launch, may_run, run_at
 from .reading import statements
 from .record import record
 from .syntax import AndOr, Case, Func, Group, If, Loop, Not, Simple, walk
@@ -375,6 +375,8 @@ class Interpreter(Evaluator):
         if command is None:
             return False
         declares, plain, quiet, prints = _by_name(command)
+        if self.writes is not None and command.rsplit("/", 1)[-1] in CALCULATORS:
+            return False  # the reader works out arithmetic handed to awk / bc / python
         return plain and quiet and not prints and command not in self.funcs and not self.watch([command])
 
     def _calculate(self, state: State, values: list[str | None]) -> bool:
@@ -671,6 +673,8 @@ class Interpreter(Evaluator):
         declares, plain, quiet, prints = plan.by_name if command == plan.command else _by_name(command)
         if not (declares or plain and command not in self.funcs):
             return False
+        if self.writes is not None and self._reads_for_engines(command, node, state):
+            return False
         if not self.tracing:
             return True
         if plan.substitutes is None:
@@ -678,6 +682,14 @@ class Interpreter(Evaluator):
         if plan.substitutes:
             return False
         return declares or (self.first_field_watch and quiet and not (prints and _OUT in state.vars))
+
+    def _reads_for_engines(self, command: str | None, node: Simple, state: State) -> bool:
+        """What the speculative-decoding reader's run (`every_engine`) reads of a command beyond its name: a
+        launch of an engine `launch_at` does not know, a file it writes (an options file), arithmetic handed to
+        awk / bc / python inside `$(...)`."""
+        name = (command or "").rsplit("/", 1)[-1]
+        return (name in ENGINE_COMMANDS or bool(node.redirects)
+                or _OUT in state.vars and name in CALCULATORS)
 
     def _plan(self, node: Simple) -> _Plan:
         """What `simple` reads of `node` alone, read once per statement (`shared`)."""

@@ -178,9 +178,13 @@ def _param(m: re.Match, values: Mapping[str, tuple], absent: set[str]) -> str:
     return m.group(0)
 
 
-def _every_word(values: list[str | None]) -> bool:
-    """A watch that records nothing but has every word of a command expanded (a launch hides behind none)."""
+def _no_call(values: list[str | None]) -> bool:
+    """The reader's watch: it records no call; of the commands it neither runs nor launches it reads the names
+    only (`Interpreter._reads_for_engines` says which others it reads)."""
     return False
+
+
+_no_call.first_field_only = True  # type: ignore[attr-defined]  (as `reads_first_field` marks a watch)
 
 
 class Script:
@@ -266,7 +270,7 @@ class Script:
         known = dict(env)
         if path:
             known["0"] = path
-        interp = Interpreter(known, _every_word, exists, True, self._shared, sources, every_engine=True,
+        interp = Interpreter(known, _no_call, exists, True, self._shared, sources, every_engine=True,
                              heredoc_names=self._heredoc_names)
         state = interp.run(self.statements, State({}, set()))
         for name in list(interp.funcs):
