@@ -337,11 +337,35 @@ def literal(t: Target, violate: bool) -> Variant:
 
 
 def variable(t: Target, violate: bool) -> Variant:
-    """The literal moved into a shell variable assigned just before the statement that uses it."""
-    _scripts_only(t)
+    """The literal moved into a shell variable assigned just before the statement that uses it; in a recipe,
+    a value written twice becomes a YAML anchor and its alias (srt-slurm loads recipes with PyYAML)."""
+    if not t.is_script:
+        return _anchored(t, violate)
     ss = chosen(t, violate)
     text = _pre_statement(t, ss, lambda i, s: [f"MM_{s.what.upper()}_{i}={shifted(s.value, s.what, violate)}"])
     return Variant(with_files(t.snapshot, {t.path: text}), (t.path,), "11" if violate else "")
+
+
+def _anchored(t: Target, violate: bool) -> Variant:
+    ss = [s for s in chosen(t, violate) if s.quoting == "yaml"]
+    text = t.text
+    edits = []
+    groups: dict[tuple[str, str], list[Site]] = {}
+    for s in ss:
+        groups.setdefault((s.what, s.value), []).append(s)
+    for n, ((what, value), group) in enumerate(sorted(groups.items())):
+        if len(group) < 2:
+            continue
+        for k, s in enumerate(group):
+            start, end = s.start, s.end
+            if text[start - 1:start] in ("'", '"') and text[end:end + 1] == text[start - 1:start]:
+                start, end = start - 1, end + 1
+            v = shifted(value, what, violate)
+            new = text[start:end].replace(value, v)
+            edits.append((start, end, f"&mm_{what}_{n} {new}" if k == 0 else f"*mm_{what}_{n}"))
+    if not edits:
+        raise Skip("no value a recipe writes twice")
+    return Variant(with_files(t.snapshot, {t.path: splice(text, edits)}), (t.path,), "11" if violate else "")
 
 
 def default(t: Target, violate: bool) -> Variant:
