@@ -797,3 +797,18 @@ KINDS: dict[str, Callable[[Target, bool], Variant]] = {
 }
 # Kinds that come one way only, and why (the test asserts every other kind both ways).
 ONE_WAY = {"switch-removed": "violate"}
+# What a violation's FAIL must name: the value the violating rewrite wrote (not merely that it could not
+# read one, nor a complaint about something else). Kinds not listed name no single value.
+_WRITTEN: dict[str, Callable[[Site], str]] = {
+    "eval-twin": lambda s: other(s.value, "al"),
+    "spelling": lambda s: f"{float(s.value) + 1:.2f}",
+}
+_UNNAMED = {"switch-removed", "draft-length", "patch-site"}
+
+
+def written(t: Target, kind: str) -> tuple[str, ...]:
+    """The acceptance targets a violating rewrite of `kind` writes, one of which its FAIL must name."""
+    if kind in _UNNAMED:
+        return ()
+    how = _WRITTEN.get(kind, lambda s: shifted(s.value, "al", True))
+    return tuple(sorted({how(s) for s in sites(t.path, t.text) if s.what == "al"}))
