@@ -502,7 +502,8 @@ def computed(how: Callable[[Site, str], str]) -> Callable[[Target, bool], Varian
 
 def requote(t: Target, violate: bool) -> Variant:
     """The literal re-quoted as bash or YAML reads it the same: a word single-quoted; a YAML string value
-    double-quoted (an environment value or an SGLang flag, both strings to the engine)."""
+    quoted the other way, or quoted where it was bare (an environment value or an SGLang flag: both reach the
+    engine as strings)."""
     ss = chosen(t, violate)
     edits = []
     text = t.text
@@ -516,6 +517,8 @@ def requote(t: Target, violate: bool) -> Variant:
             before, after = text[s.start - 1:s.start], text[s.end:s.end + 1]
             if before == "'" and after == "'":
                 edits.append((s.start - 1, s.end + 1, f'"{v}"'))
+            elif before == '"' and after == '"':
+                edits.append((s.start - 1, s.end + 1, f"'{v}'"))
             elif before not in "'\"" and after not in "'\"" and _yaml_string_key(text, s.start):
                 edits.append((s.start, s.end, f"'{v}'"))
             else:
