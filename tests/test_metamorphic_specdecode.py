@@ -10,7 +10,9 @@ kind both ways:
   move when a rewrite adds lines (a preserving draft-length change also changes the numbers a row names);
 - violate: the row the violation breaks (11; 10 for a patch site) FAILs, naming a file the rewrite wrote
   with a line (`path:N`), for the violation: a FAIL for what the bot could not read ("cannot read",
-  "<not fixed>") is not one. Only configs whose base row does not FAIL already are rewritten that way.
+  "<not fixed>") is not one, and where the violation wrote a target (0.05 off, an eval arm's, the
+  golden AL as TRT-LLM's count) the FAIL names it. Only configs whose base row does not FAIL already are
+  rewritten that way.
 
 Every rewritten script must pass `bash -n`. The rows are judged by the engine directly (`checks.engine`,
 only the rules of those rows) on the PR's snapshot with the rewritten files, evidence it lacks read from
@@ -40,7 +42,7 @@ import pytest
 
 from tests.conftest import SHARED_HISTORY
 from tests.metamorphic.history import Config, History, clone, rows_of
-from tests.metamorphic.rewrites import KINDS, ONE_WAY, RATE_KNOB, Skip, Target, Variant
+from tests.metamorphic.rewrites import KINDS, ONE_WAY, RATE_KNOB, Skip, Target, Variant, written
 
 BUNDLE = SHARED_HISTORY / "inferencex.bundle"
 pytestmark = pytest.mark.slow  # about a minute on the shared history (still run in CI)
@@ -72,12 +74,18 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 PASS->FAIL: benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/agg-gb300-tp4-mtp-kvoffload-eval.yaml:70 SGLANG_SIMULATE_ACC_LEN=3.49: no committed golden curve for an unknown model mtp in golden_al_...',
     ('#2158:kimik2.5_fp4_b300_mtp.sh', 'awk', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/kimik2.5_fp4_b300_mtp.sh:63 agentic eagle3 config (4 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_m...',
+    ('#2158:kimik2.5_fp4_b300_mtp.sh', 'awk', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/kimik2.5_fp4_b300_mtp.sh:63 agentic eagle3 config (4 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_method"...',
     ('#2158:kimik2.5_fp4_b300_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/kimik2.5_fp4_b300_mtp.sh:71 kimik2.5_fp4_b300_mtp.sh: synthetic_acceptance_length=4.24 pins AL 4.24, but the golden AL is 3.24 (kimik2.5_eagle3.yaml thinking_on/4); set sy...',
     ('#2158:kimik2.5_fp4_b300_mtp.sh', 'master-env', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/kimik2.5_fp4_b300_mtp.sh:63 agentic eagle3 config (4 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_m...',
+    ('#2158:kimik2.5_fp4_b300_mtp.sh', 'master-env', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/kimik2.5_fp4_b300_mtp.sh:63 agentic eagle3 config (4 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_method"...',
     ('#2158:kimik2.5_fp4_b300_mtp.sh', 'sourced', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/kimik2.5_fp4_b300_mtp.sh:64 agentic eagle3 config (4 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_m...',
+    ('#2158:kimik2.5_fp4_b300_mtp.sh', 'sourced', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/kimik2.5_fp4_b300_mtp.sh:64 agentic eagle3 config (4 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_method"...',
     ('#2182:1p1d-dep2-tp4-eagle3-8k1k.yaml', 'eval-twin', 'preserve'):
         '11 N/A->N/A: the PR adds or changes no agentic speculative-decoding config; its 7 non-agentic spec-decode config(s) add no synthetic acceptance (measured AL); 9 PASS->PASS: spec-decode recipes benchmark through the ch...',
     ('#2201:qwen3.5_fp4_mi355x_mtp.sh', 'patch-site', 'preserve'):
@@ -86,18 +94,28 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 N/A->N/A: the PR adds or changes no agentic speculative-decoding config; its 10 non-agentic spec-decode config(s) add no synthetic acceptance (measured AL); 9 FAIL->FAIL: benchmarks/multi_node/srt-slurm-recipes/trt...',
     ('#2258:dsv4_fp4_b300_vllm_mtp.sh', 'awk', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/dsv4_fp4_b300_vllm_mtp.sh:307 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_me...',
+    ('#2258:dsv4_fp4_b300_vllm_mtp.sh', 'awk', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/dsv4_fp4_b300_vllm_mtp.sh:307 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_method":...',
     ('#2258:dsv4_fp4_b300_vllm_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/dsv4_fp4_b300_vllm_mtp.sh:311 dsv4_fp4_b300_vllm_mtp.sh: synthetic_acceptance_length=3.49 pins AL 3.49, but the golden AL is 2.49 (dsv4_mtp.yaml thinking_on/3); set synthe...',
     ('#2258:dsv4_fp4_b300_vllm_mtp.sh', 'master-env', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/dsv4_fp4_b300_vllm_mtp.sh:307 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_me...',
+    ('#2258:dsv4_fp4_b300_vllm_mtp.sh', 'master-env', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/dsv4_fp4_b300_vllm_mtp.sh:307 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_method":...',
     ('#2258:dsv4_fp4_b300_vllm_mtp.sh', 'sourced', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/dsv4_fp4_b300_vllm_mtp.sh:308 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_me...',
+    ('#2258:dsv4_fp4_b300_vllm_mtp.sh', 'sourced', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/dsv4_fp4_b300_vllm_mtp.sh:308 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_method":...',
     ('#2259:dsv4_fp4_b200_vllm_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/dsv4_fp4_b200_vllm_mtp.sh:277 dsv4_fp4_b200_vllm_mtp.sh: synthetic_acceptance_length=3.49 pins AL 3.49, but the golden AL is 2.49 (dsv4_mtp.yaml thinking_on/3); set synthe...',
     ('#2259:dsv4_fp4_b200_vllm_mtp.sh', 'master-env', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/dsv4_fp4_b200_vllm_mtp.sh:273 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_me...',
+    ('#2259:dsv4_fp4_b200_vllm_mtp.sh', 'master-env', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/dsv4_fp4_b200_vllm_mtp.sh:273 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_method":...',
     ('#2259:dsv4_fp4_b200_vllm_mtp.sh', 'sourced', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/dsv4_fp4_b200_vllm_mtp.sh:274 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_me...',
+    ('#2259:dsv4_fp4_b200_vllm_mtp.sh', 'sourced', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/dsv4_fp4_b200_vllm_mtp.sh:274 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_method":...',
     ('#2314:1p2d-dep2-tp4-eagle3-8k1k.yaml', 'eval-twin', 'preserve'):
         '11 N/A->N/A: the PR adds or changes no agentic speculative-decoding config; its 7 non-agentic spec-decode config(s) add no synthetic acceptance (measured AL); 9 PASS->PASS: spec-decode recipes benchmark through the ch...',
     ('#2316:8k1k_mtp_lowlat_0.yaml', 'eval-twin', 'preserve'):
@@ -108,12 +126,18 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 N/A->N/A: the PR adds or changes no agentic speculative-decoding config; its 8 non-agentic spec-decode config(s) add no synthetic acceptance (measured AL); 9 PASS->PASS: spec-decode recipes benchmark through the ch...',
     ('#2328:minimaxm3_fp4_b300_mtp.sh', 'awk', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b300_mtp.sh:106 agentic eagle3 config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample...',
+    ('#2328:minimaxm3_fp4_b300_mtp.sh', 'awk', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b300_mtp.sh:106 agentic eagle3 config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_metho...',
     ('#2328:minimaxm3_fp4_b300_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b300_mtp.sh:110 minimaxm3_fp4_b300_mtp.sh: synthetic_acceptance_length=3.78 pins AL 3.78, but the golden AL is 2.78 (minimaxm3_eagle3_gqa.yaml thinking_on/3)...',
     ('#2328:minimaxm3_fp4_b300_mtp.sh', 'master-env', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b300_mtp.sh:106 agentic eagle3 config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample...',
+    ('#2328:minimaxm3_fp4_b300_mtp.sh', 'master-env', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b300_mtp.sh:106 agentic eagle3 config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_metho...',
     ('#2328:minimaxm3_fp4_b300_mtp.sh', 'sourced', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b300_mtp.sh:107 agentic eagle3 config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample...',
+    ('#2328:minimaxm3_fp4_b300_mtp.sh', 'sourced', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b300_mtp.sh:107 agentic eagle3 config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_metho...',
     ('#2337:minimaxm3_fp8_b200_mtp.sh', 'patch-site', 'preserve'):
         "10 PASS->FAIL: benchmarks/single_node/fixed_seq_len/minimaxm3_fp8_b200_mtp.sh:3 rewrites files of the installed engine (`sed -i 's/^A = 1$/A = 2/' /usr/local/lib/python3.12/dist-packages/vllm/envs.py`); pre-existing p...",
     ('#2341:agg-gb300-tp4-mtp-agentic.yaml', 'eval-twin', 'preserve'):
@@ -126,12 +150,18 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 N/A->N/A: the PR adds or changes no agentic speculative-decoding config; its 9 non-agentic spec-decode config(s) add no synthetic acceptance (measured AL); 9 PASS->PASS: spec-decode recipes benchmark through the ch...',
     ('#2380:kimik3_fp4_b300_vllm_mtp.sh', 'awk', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/kimik3_fp4_b300_vllm_mtp.sh:246 agentic dspark config (2 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_samp...',
+    ('#2380:kimik3_fp4_b300_vllm_mtp.sh', 'awk', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/kimik3_fp4_b300_vllm_mtp.sh:246 agentic dspark config (2 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_met...',
     ('#2380:kimik3_fp4_b300_vllm_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/kimik3_fp4_b300_vllm_mtp.sh:250 kimik3_fp4_b300_vllm_mtp.sh: synthetic_acceptance_length=3.51 pins AL 3.51, but the golden AL is 2.51 (kimik3_dspark_probabilistic_sample_m...',
     ('#2380:kimik3_fp4_b300_vllm_mtp.sh', 'master-env', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/kimik3_fp4_b300_vllm_mtp.sh:246 agentic dspark config (2 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_samp...',
+    ('#2380:kimik3_fp4_b300_vllm_mtp.sh', 'master-env', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/kimik3_fp4_b300_vllm_mtp.sh:246 agentic dspark config (2 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_met...',
     ('#2380:kimik3_fp4_b300_vllm_mtp.sh', 'sourced', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/kimik3_fp4_b300_vllm_mtp.sh:247 agentic dspark config (2 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_samp...',
+    ('#2380:kimik3_fp4_b300_vllm_mtp.sh', 'sourced', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/kimik3_fp4_b300_vllm_mtp.sh:247 agentic dspark config (2 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_met...',
     ('#2390:disagg-b200-1p1d-dep8-dep8-mtp.yaml', 'eval-twin', 'preserve'):
         '9 PASS->PASS: spec-decode recipes benchmark through the chat template: disagg-b200-1p1d-dep8-dep8-mtp-eval.yaml (use_chat_template: true); disagg-b200-1p1d-dep8-dep8-mtp.yaml (use_chat_template: true); disagg-b200-1p1...',
     ('#2395:agg-gb300-tp8-mtp-agentic.yaml', 'eval-twin', 'preserve'):
@@ -246,16 +276,24 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 N/A->N/A: the PR adds or changes no agentic speculative-decoding config; its 12 non-agentic spec-decode config(s) add no synthetic acceptance (measured AL); 9 PASS->PASS: spec-decode recipes benchmark through the c...',
     ('#2493:kimik2.5_fp4_b300_mtp.sh', 'awk', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/deprecated/kimik2.5_fp4_b300_mtp.sh:63 agentic eagle3 config (4 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejecti...',
+    ('#2493:kimik2.5_fp4_b300_mtp.sh', 'awk', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/deprecated/kimik2.5_fp4_b300_mtp.sh:63 agentic eagle3 config (4 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sam...',
     ('#2493:kimik2.5_fp4_b300_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/deprecated/kimik2.5_fp4_b300_mtp.sh:71 kimik2.5_fp4_b300_mtp.sh: synthetic_acceptance_length=4.24 pins AL 4.24, but the golden AL is 3.24 (kimik2.5_eagle3.yaml thinking_on...',
     ('#2493:kimik2.5_fp4_b300_mtp.sh', 'sourced', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/deprecated/kimik2.5_fp4_b300_mtp.sh:64 agentic eagle3 config (4 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejecti...',
+    ('#2493:kimik2.5_fp4_b300_mtp.sh', 'sourced', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/deprecated/kimik2.5_fp4_b300_mtp.sh:64 agentic eagle3 config (4 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sam...',
     ('#2511:minimaxm3_fp4_b200_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b200_mtp.sh:202 minimaxm3_fp4_b200_mtp.sh: synthetic_acceptance_length=3.78 pins AL 3.78, but the golden AL is 2.78 (minimaxm3_eagle3_gqa.yaml thinking_on/3)...',
     ('#2511:minimaxm3_fp4_b200_mtp.sh', 'master-env', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b200_mtp.sh:198 agentic eagle3 config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample...',
+    ('#2511:minimaxm3_fp4_b200_mtp.sh', 'master-env', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b200_mtp.sh:198 agentic eagle3 config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_metho...',
     ('#2511:minimaxm3_fp4_b200_mtp.sh', 'sourced', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b200_mtp.sh:199 agentic eagle3 config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample...',
+    ('#2511:minimaxm3_fp4_b200_mtp.sh', 'sourced', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/minimaxm3_fp4_b200_mtp.sh:199 agentic eagle3 config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_metho...',
     ('#2514:qwen3.5_fp8_b200_sglang_mtp.sh', 'case', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/qwen3.5_fp8_b200_sglang_mtp.sh:111 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length (+1 more)',
     ('#2514:qwen3.5_fp8_b200_sglang_mtp.sh', 'case', 'violate'):
@@ -286,8 +324,12 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 PASS->FAIL: benchmarks/single_node/agentic/dsv4_fp4_mi355x_vllm_mtp.sh:416 dsv4_fp4_mi355x_vllm_mtp.sh: synthetic_acceptance_length=3.49 pins AL 3.49, but the golden AL is 2.49 (dsv4_mtp.yaml thinking_on/3); set sy...',
     ('#2522:dsv4_fp4_mi355x_vllm_mtp.sh', 'master-env', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/dsv4_fp4_mi355x_vllm_mtp.sh:412 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_...',
+    ('#2522:dsv4_fp4_mi355x_vllm_mtp.sh', 'master-env', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/dsv4_fp4_mi355x_vllm_mtp.sh:412 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_method...',
     ('#2522:dsv4_fp4_mi355x_vllm_mtp.sh', 'sourced', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/dsv4_fp4_mi355x_vllm_mtp.sh:413 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_...',
+    ('#2522:dsv4_fp4_mi355x_vllm_mtp.sh', 'sourced', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/dsv4_fp4_mi355x_vllm_mtp.sh:413 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_method...',
     ('#2528:glm5.2_fp8_mi325x_mtp.sh', 'awk', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp8_mi325x_mtp.sh:69 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
     ('#2528:glm5.2_fp8_mi325x_mtp.sh', 'awk', 'violate'):
@@ -366,10 +408,14 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_trt_mtp.sh:6 TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=$(awk: cannot read the pinned acceptance length',
     ('synthetic:vllm', 'awk', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_vllm_mtp.sh:6 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_me...',
+    ('synthetic:vllm', 'awk', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_vllm_mtp.sh:6 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_method":...',
     ('synthetic:vllm', 'patch-site', 'violate'):
         '10 PASS: no patching of the serving stack (no patch applied to engine code, inline source rewrites, engine monkey-patch hooks, bind mounts over engine files or engine wheel installs)',
     ('synthetic:vllm', 'sourced', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_vllm_mtp.sh:7 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_me...',
+    ('synthetic:vllm', 'sourced', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_vllm_mtp.sh:7 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_method":...',
 }
 
 
@@ -380,6 +426,7 @@ class Planned:
     way: str
     variant: Variant | None
     skipped: str = ""  # why the rewrite does not apply to the config
+    written: tuple[str, ...] = ()  # a violation: the values it wrote, one of which its FAIL must name
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -436,7 +483,7 @@ def plan() -> tuple[Planned, ...]:
                 if variant.row and base.get(variant.row) == "FAIL":
                     out.append(Planned(c, kind, way, None, f"row {variant.row} fails on the base already"))
                     continue
-                out.append(Planned(c, kind, way, variant))
+                out.append(Planned(c, kind, way, variant, written=written(t, kind) if way == "violate" else ()))
     return tuple(out)
 
 
@@ -504,6 +551,8 @@ def verdict_problem(p: Planned, rows: tuple[tuple[str, str, str], ...]) -> str |
         return f"row {p.variant.row} FAILs without naming {' or '.join(p.variant.touched)}:LINE: {row[1]}"
     if _UNREAD.search(row[1]):
         return f"row {p.variant.row} FAILs for what it could not read, not for the violation: {row[1]}"
+    if p.written and not any(re.search(rf"(?<![\d.]){re.escape(v)}(?![\d])", row[1]) for v in p.written):
+        return f"row {p.variant.row} FAILs without naming the value written ({' or '.join(p.written)}): {row[1]}"
     return None
 
 
@@ -637,7 +686,7 @@ def test_synthetic_rewrite(engine: str, kind: str, way: str) -> None:
     variant = KINDS[kind](t, way == "violate")
     assert bash_problem(variant) is None
     config = Config(0, t.path, "script", engine, True, (), (), t.snapshot, synthetic_rows(t.snapshot))
-    p = Planned(config, kind, way, variant)
+    p = Planned(config, kind, way, variant, written=written(t, kind) if way == "violate" else ())
     problem = verdict_problem(p, synthetic_rows(variant.snapshot))
     assert problem is None, problem
 

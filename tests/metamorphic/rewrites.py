@@ -337,11 +337,35 @@ def literal(t: Target, violate: bool) -> Variant:
 
 
 def variable(t: Target, violate: bool) -> Variant:
-    """The literal moved into a shell variable assigned just before the statement that uses it."""
-    _scripts_only(t)
+    """The literal moved into a shell variable assigned just before the statement that uses it; in a recipe,
+    a value written twice becomes a YAML anchor and its alias (srt-slurm loads recipes with PyYAML)."""
+    if not t.is_script:
+        return _anchored(t, violate)
     ss = chosen(t, violate)
     text = _pre_statement(t, ss, lambda i, s: [f"MM_{s.what.upper()}_{i}={shifted(s.value, s.what, violate)}"])
     return Variant(with_files(t.snapshot, {t.path: text}), (t.path,), "11" if violate else "")
+
+
+def _anchored(t: Target, violate: bool) -> Variant:
+    ss = [s for s in chosen(t, violate) if s.quoting == "yaml"]
+    text = t.text
+    edits = []
+    groups: dict[tuple[str, str], list[Site]] = {}
+    for s in ss:
+        groups.setdefault((s.what, s.value), []).append(s)
+    for n, ((what, value), group) in enumerate(sorted(groups.items())):
+        if len(group) < 2:
+            continue
+        for k, s in enumerate(group):
+            start, end = s.start, s.end
+            if text[start - 1:start] in ("'", '"') and text[end:end + 1] == text[start - 1:start]:
+                start, end = start - 1, end + 1
+            v = shifted(value, what, violate)
+            new = text[start:end].replace(value, v)
+            edits.append((start, end, f"&mm_{what}_{n} {new}" if k == 0 else f"*mm_{what}_{n}"))
+    if not edits:
+        raise Skip("no value a recipe writes twice")
+    return Variant(with_files(t.snapshot, {t.path: splice(text, edits)}), (t.path,), "11" if violate else "")
 
 
 def default(t: Target, violate: bool) -> Variant:
@@ -478,7 +502,8 @@ def computed(how: Callable[[Site, str], str]) -> Callable[[Target, bool], Varian
 
 def requote(t: Target, violate: bool) -> Variant:
     """The literal re-quoted as bash or YAML reads it the same: a word single-quoted; a YAML string value
-    double-quoted (an environment value or an SGLang flag, both strings to the engine)."""
+    quoted the other way, or quoted where it was bare (an environment value or an SGLang flag: both reach the
+    engine as strings)."""
     ss = chosen(t, violate)
     edits = []
     text = t.text
@@ -492,6 +517,8 @@ def requote(t: Target, violate: bool) -> Variant:
             before, after = text[s.start - 1:s.start], text[s.end:s.end + 1]
             if before == "'" and after == "'":
                 edits.append((s.start - 1, s.end + 1, f'"{v}"'))
+            elif before == '"' and after == '"':
+                edits.append((s.start - 1, s.end + 1, f"'{v}'"))
             elif before not in "'\"" and after not in "'\"" and _yaml_string_key(text, s.start):
                 edits.append((s.start, s.end, f"'{v}'"))
             else:
@@ -773,3 +800,18 @@ KINDS: dict[str, Callable[[Target, bool], Variant]] = {
 }
 # Kinds that come one way only, and why (the test asserts every other kind both ways).
 ONE_WAY = {"switch-removed": "violate"}
+# What a violation's FAIL must name: the value the violating rewrite wrote (not merely that it could not
+# read one, nor a complaint about something else). Kinds not listed name no single value.
+_WRITTEN: dict[str, Callable[[Site], str]] = {
+    "eval-twin": lambda s: other(s.value, "al"),
+    "spelling": lambda s: f"{float(s.value) + 1:.2f}",
+}
+_UNNAMED = {"switch-removed", "draft-length", "patch-site"}
+
+
+def written(t: Target, kind: str) -> tuple[str, ...]:
+    """The acceptance targets a violating rewrite of `kind` writes, one of which its FAIL must name."""
+    if kind in _UNNAMED:
+        return ()
+    how = _WRITTEN.get(kind, lambda s: shifted(s.value, "al", True))
+    return tuple(sorted({how(s) for s in sites(t.path, t.text) if s.what == "al"}))
