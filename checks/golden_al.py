@@ -122,7 +122,12 @@ class _Golden:
         self.no_curve = False
         directory = ctx.policy.golden_al_dir.rstrip("/") + "/"
         stem = engines.curve_stem(unit.model_prefix, config.method)
-        curves = list(ctx.need.golden(stem)) if unit.model_prefix and config.method else []
+        if not unit.model_prefix or not config.method:
+            missing = "the model (no master entry runs it, and its script or directory does not say)" \
+                if not unit.model_prefix else "the draft method"
+            self.problem = f"cannot read {missing}, so which golden curve applies"
+            return
+        curves = list(ctx.need.golden(stem))
         if not curves:
             self.no_curve = True
             self.problem = (f"no committed golden curve for {unit.model_prefix or 'an unknown model'} "

@@ -84,6 +84,20 @@ class RecipeIndex:
             raise KeyError(path)
         return found
 
+    def beside(self, path: str) -> tuple[Naming, ...]:
+        """The entries naming (by CONFIG_FILE) another recipe in `path`'s directory: what a recipe no entry
+        names yet is most likely run like (its model, in a PR adding it before its master entry)."""
+        directory = posixpath.dirname(path)
+        marker = posixpath.basename(directory) + "/"
+        holding = [i for i, (_cfg, _key, text, _changed) in enumerate(self._blocks) if marker in text]
+        out: dict[tuple[str, str], Naming] = {}
+        for i in holding:
+            cfg_path, key, _text, changed = self._blocks[i]
+            for target, evals in self._block_targets(i):
+                if not evals and target != path and posixpath.dirname(target) == directory:
+                    out.setdefault((cfg_path, key), Naming(cfg_path, key, changed, False))
+        return tuple(out.values())
+
     def named_by_changes(self) -> tuple[str, ...]:
         """The recipe paths the blocks that differ from base name, in file and line order."""
         changed = (i for i, (_c, _k, _t, ch) in enumerate(self._blocks) if ch)

@@ -404,13 +404,25 @@ def _recipe_unit(ctx: Context, path: str, text: str, changed: bool, points: tupl
     sims = sims + tuple(s for r in refs for s in r.simulations)
     if not (configs or sims or name_spec or force):
         return None
-    prefix = next((p for p in prefixes if p), "")
+    prefix = next((p for p in prefixes if p), "") or _prefix_beside(ctx, path)
     run_env = dict(env or (points[0].env if points else BASE_ENV))
     chain = _benchmark_chain(ctx, path, doc, run_env)
     agentic = (is_agentic_path(path) or any(r.agentic for r in refs)
                or any(is_agentic_path(x.path) for x in chain[1:]) or _replays(chain))
     return SpecUnit(path, "recipe", text, changed, agentic, recipe_engine(doc), prefix, thinking_mode(text),
                     configs, sims, tuple(refs), env=run_env, chain=chain)
+
+
+def _prefix_beside(ctx: Context, path: str) -> str:
+    """The model prefix of the entries running the other recipes of a recipe's directory, when they agree (a
+    recipe no entry runs yet)."""
+    found = set()
+    for naming in recipe_index(ctx).beside(path):
+        cfg = ctx.head_configs.get(naming.config_path)
+        prefix = cfg.fields(naming.key).get("model-prefix") if cfg is not None else None
+        if prefix:
+            found.add(prefix)
+    return found.pop() if len(found) == 1 else ""
 
 
 def benchmark_commands(doc) -> list[tuple[str, str, int, LineDict]]:

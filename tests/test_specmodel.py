@@ -294,3 +294,30 @@ def test_options_written_per_branch_and_by_echo_pair_with_their_targets():
               "trtllm-serve serve m --extra_llm_api_options opts.yml &\n")
     r = check([changed(TRT, None, echoed)], policy=curves)
     assert r.status is Status.PASS and "minimaxm3_eagle3_gqa.yaml" in r.reason
+
+
+SIBLING_ENTRY = """\
+dsv4-fp4-gb300-dynamo-sglang-agentic-mtp:
+  model-prefix: dsv4
+  multinode: true
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - spec-decoding: mtp
+        prefill:
+          additional-settings:
+          - "CONFIG_FILE=recipes/sglang/deepseek-v4/agentic/disagg-a-mtp.yaml"
+"""
+
+
+def test_a_recipe_no_entry_runs_yet_takes_the_model_of_its_directory():
+    recipe = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/disagg-b-mtp.yaml"
+    text = ("backend:\n  type: sglang\n  decode_environment:\n    SGLANG_SIMULATE_ACC_LEN: '{al}'\n"
+            "  sglang_config:\n    decode:\n      speculative-algorithm: EAGLE\n      speculative-num-steps: 3\n")
+    curves = {**CURVES, "golden_al_distribution/dsv4_mtp.yaml": "deepseek-v4-pro:\n  thinking_on:\n    3: 2.49\n"}
+    kw = dict(policy=curves, master_head={MASTER: SIBLING_ENTRY}, master_base={MASTER: SIBLING_ENTRY})
+    assert check([changed(recipe, None, text.format(al="2.49"))], **kw).status is Status.PASS
+    r = check([changed(recipe, None, text.format(al="2.54"))], **kw)
+    assert r.status is Status.FAIL and r.findings[0].path == recipe
+    alone = check([changed(recipe, None, text.format(al="2.49"))], policy=curves)
+    assert alone.status is Status.UNDECIDED and "cannot read the model" in alone.reason
