@@ -24,9 +24,12 @@ or one that runs a script, recipe or launcher it changes (that config runs
 again, with the PR's version). Each such point's launcher, the scripts it
 runs and the libraries they source are run by the interpreter with the
 point's variables (`checks.reachability.reached`: framework, model, precision,
-config file, ...), so a branch guarded for another framework is dormant, a
-branch the variables cannot decide is run, and when what a point runs
-cannot be followed every pre-existing site counts (fail closed). A site the
+config file, ..., and its sizing: TP, EP, DP attention, when the entry runs
+at most 4 sizings), so a branch guarded for another framework, or on a
+setting every changed point sets otherwise, is dormant, a branch the
+variables cannot decide is run, and when what a point runs cannot be
+followed every pre-existing site counts (fail closed); what cannot be read
+at all is UNDECIDED. A site the
 checks cannot decide (a patcher whose source is not in the repository, a
 hook whose content cannot be seen) is reported as "cannot decide" and needs
 a waiver like any other, since the evidence is there but cannot be read.

@@ -4,7 +4,11 @@ Check rules that judge a changed line only where a config runs it ask here:
 the entries the PR adds or changes, and the unchanged entries that run a
 script, recipe or launcher it changes, each point traced with its variables
 (`checks.runs` for what a point runs, `checks.tracing` for following it). A
-file run by more entries than are followed counts on every line.
+point's sizing decides a guard like any variable (an entry run with more than
+MAX_SIZINGS sizings is traced without them). A benchmark script whose model
+has more entries than are followed is narrowed to the entries its name fits
+(`runs.named_env`: precision, framework, SKU); a file run by more entries
+than that counts on every line.
 """
 
 from __future__ import annotations

@@ -14,7 +14,11 @@ The configs (`inventory`), each a `SpecUnit`:
   (and an aggregated worker's): in a disaggregated recipe the prefill
   worker's draft settings do not decide what is accepted.
 - a per-config benchmark script the PR changes (`benchmarks/single_node/**`:
-  one script per config, named after it).
+  one script per config, named after it); when no changed point runs it, it
+  is read with the variables its name says (`runs.named_env`: model prefix,
+  precision, framework).
+- not a config: an eval-only recipe (an `*-eval*` twin, or one the master
+  configs name by EVAL_CONFIG_FILE only, that no point runs as CONFIG_FILE).
 - the script a changed spec-decode point runs (the launcher picks it), with
   everything it runs in turn (`tracing.reach`): its `chain`. A shared script
   (a launcher helper such as `multi_node/amd_utils/server_sglang.sh`, or
