@@ -146,6 +146,10 @@ def test_a_target_computed_by_awk_bc_python_printf_and_arithmetic():
         "AL=$(python3 -c 'print(round(1 + 0.6633 * 3, 2))')",
         "AL=$(printf '%.2f' 2.9899)",
         "AL=2.$(( 90 + 9 ))",
+        "printf -v AL '%.2f' 2.9899",
+        ': "${AL:=2.99}"',
+        'read -r AL <<< "2.99"',
+        'AL=$(bc <<< "1.99 + 1")',
     ]
     for line in computed:
         head = f"{line}\nexport SGLANG_SIMULATE_ACC_LEN=$AL\n" + SERVE.format(k=3)

@@ -379,18 +379,25 @@ class Interpreter(Evaluator):
             return False  # the reader works out arithmetic handed to awk / bc / python
         return plain and quiet and not prints and command not in self.funcs and not self.watch([command])
 
-    def _calculate(self, state: State, values: list[str | None]) -> bool:
+    def _calculate(self, state: State, values: list[str | None], node: Simple) -> bool:
         """Inside `$(...)`: what awk, bc or `python3 -c` prints for arithmetic on literals (`calculate`), which
-        replaces the output so far when it reads it (`echo "$AL - 1" | bc`); False when it cannot be worked out."""
+        replaces the output so far when it reads it (`echo "$AL - 1" | bc`, `bc <<< "$AL - 1"`); False when it
+        cannot be worked out."""
         if None in values:
             return False
         before = state.vars[_OUT]
         stdin = before.alts[0] if len(before.alts) == 1 and isinstance(before.alts[0], str) else None
+        here = next((w for op, w in node.redirects if op == "<<<"), None)
+        if here is not None:
+            texts = self.words(state, here.parts)
+            stdin = texts[0] + "\n" if len(texts) == 1 and isinstance(texts[0], str) else None
+            before = Binding(("",), before.line)
         out = calculate([v for v in values if v is not None], stdin)
         if out is None:
             return False
         reads = values[0].rsplit("/", 1)[-1] == "bc"
-        state.vars[_OUT] = Binding((out + "\n" if reads else (stdin or "") + out + "\n",), before.line)
+        printed = before.alts[0] if isinstance(before.alts[0], str) else ""
+        state.vars[_OUT] = Binding((out + "\n" if reads else printed + out + "\n",), before.line)
         return True
 
     def _print(self, state: State, fields: list[Token]) -> None:
@@ -554,6 +561,8 @@ class Interpreter(Evaluator):
             self.returned[-1].append(state.copy())
             state.alive = False
             return None, state
+        if self.writes is not None and command in ("printf", "read") and self._assigns(node, state, values):
+            return True, state
         if command in ("true", ":"):
             return True, state
         if command == "false":
@@ -578,7 +587,8 @@ class Interpreter(Evaluator):
             if command in ("echo", "printf") and len(fields) > (command == "printf"):
                 self._print(state, fields)
                 return True, state
-            if command is not None and command.rsplit("/", 1)[-1] in CALCULATORS and self._calculate(state, values):
+            if command is not None and command.rsplit("/", 1)[-1] in CALCULATORS and self._calculate(state, values,
+                                                                                               node):
                 return True, state
             if command not in ("eval", "cd"):
                 state.vars[_IMPURE] = Binding(("1",), node.line)
@@ -683,12 +693,44 @@ class Interpreter(Evaluator):
             return False
         return declares or (self.first_field_watch and quiet and not (prints and _OUT in state.vars))
 
+    def _assigns(self, node: Simple, state: State, values: list[str | None]) -> bool:
+        """For the reader: `printf -v NAME FMT ARGS...` and `read [-r] NAME... <<< WORD` assign what they print /
+        read (an argument not known: unknown). False for any other form."""
+        if values[0] == "printf":
+            if len(values) < 4 or values[1] != "-v" or not values[2] or not is_name(values[2]):
+                return False
+            out = pure_output(["printf", *values[3:]]) if None not in values[3:] else None
+            state.vars[values[2]] = Binding((None if out is None or UNKNOWN in out else out,), node.line)
+            return True
+        here = next((w for op, w in node.redirects if op == "<<<"), None)
+        names = [v for v in values[1:] if v != "-r"]
+        if here is None or not names or not all(n and is_name(n) for n in names):
+            return False
+        texts = self.words(state, here.parts)
+        text = texts[0] if len(texts) == 1 and isinstance(texts[0], str) and UNKNOWN not in texts[0] else None
+        fields = text.split(None, len(names) - 1) if text is not None else []
+        for i, name in enumerate(names):
+            state.vars[name] = Binding((None if text is None else fields[i] if i < len(fields) else "",), node.line)
+        return True
+
+    def param(self, env, part: Part, hole) -> tuple:
+        """A parameter expansion; for the reader, `${NAME:=word}` / `${NAME=word}` also assign NAME where they
+        give the word (NAME unset or, with `:=`, empty), as bash does."""
+        out = super().param(env, part, hole)
+        if self.writes is not None and part.op in (":=", "=") and not part.subscript and is_name(part.name) \
+                and isinstance(env, State):
+            before = self.lookup(env, part.name)
+            unset = before == (None,) and not self.passed(env, part.name) or before == (UNSET,)
+            if unset or part.op == ":=" and before == ("",):
+                env.vars[part.name] = Binding(tuple(out), self.current)
+        return out
+
     def _reads_for_engines(self, command: str | None, node: Simple, state: State) -> bool:
         """What the speculative-decoding reader's run (`every_engine`) reads of a command beyond its name: a
         launch of an engine `launch_at` does not know, a file it writes (an options file), arithmetic handed to
         awk / bc / python inside `$(...)`."""
         name = (command or "").rsplit("/", 1)[-1]
-        return (name in ENGINE_COMMANDS or bool(node.redirects)
+        return (name in ENGINE_COMMANDS or bool(node.redirects) or name == "printf"
                 or _OUT in state.vars and name in CALCULATORS)
 
     def _plan(self, node: Simple) -> _Plan:
