@@ -293,3 +293,13 @@ def test_a_dataset_that_renders_the_chat_template_counts_as_chat():
     assert r.status is Status.PASS and "speed_bench" in r.reason
     raw = run(files=[changed(SPEEDBENCH, None, head.replace("speed_bench", "random"))])
     assert raw.status is Status.FAIL and raw.findings[0].line == 7 and "python3 …/bench.py" in raw.findings[0].message
+
+
+def test_an_eval_arm_written_the_other_way_round_is_read_as_bash_reads_it():
+    """`[ "true" = "$EVAL_ONLY" ]` is the eval arm whichever side the literal is on: its raw client is not the
+    benchmark's (one bash reader decides branches for checks 9 and 11)."""
+    head = SERVE + 'if [ "true" = "${EVAL_ONLY:-false}" ]; then\n' + CLIENT + "\nelse\n" + CLIENT \
+        + " \\\n    --use-chat-template\nfi\n"
+    assert run(files=[changed(FIXED, None, head)]).status is Status.PASS
+    swapped = head.replace('"true" = "${EVAL_ONLY:-false}"', '"false" = "${EVAL_ONLY:-false}"')
+    assert run(files=[changed(FIXED, None, swapped)]).status is Status.FAIL
