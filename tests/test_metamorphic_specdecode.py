@@ -7,7 +7,9 @@ kind both ways:
 
 - preserve: what bash and the engine run is unchanged, so no row may change: the statuses of checks 9,
   10, 11 and recipe lint stay, and so do their reasons, except for line numbers (`path:N`, `line N`), which
-  move when a rewrite adds lines (a preserving draft-length change also changes the numbers a row names);
+  move when a rewrite adds lines (a preserving draft-length change also changes the numbers a row names;
+  the lint row of a rewrite that adds a file, an eval twin or a library, keeps its status only: the new
+  file is linted like any, and a twin repeats the findings of the recipe it copies);
 - violate: the row the violation breaks (11; 10 for a patch site) FAILs, naming a file the rewrite wrote
   with a line (`path:N`), for the violation: a FAIL for what the bot could not read ("cannot read",
   "<not fixed>") is not one, and where the violation wrote a target (0.05 off, an eval arm's, the
@@ -356,8 +358,6 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_mi355x_atom_mtp.sh:5 spec-decode-acceptance-length=$(awk: cannot read the pinned acceptance length',
     ('synthetic:atom', 'awk', 'violate'):
         '11 FAIL: benchmarks/single_node/agentic/glm5.2_fp4_mi355x_atom_mtp.sh:5 spec-decode-acceptance-length=$(awk: cannot read the pinned acceptance length',
-    ('synthetic:atom', 'patch-site', 'violate'):
-        '10 PASS: no patching of the serving stack (no patch applied to engine code, inline source rewrites, engine monkey-patch hooks, bind mounts over engine files or engine wheel installs)',
     ('synthetic:atom', 'printf', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_mi355x_atom_mtp.sh:5 spec-decode-acceptance-length=$(printf: cannot read the pinned acceptance length',
     ('synthetic:atom', 'printf', 'violate'):
@@ -369,19 +369,17 @@ XFAIL: dict[tuple[str, str, str], str] = {
     ('synthetic:atom', 'sourced', 'violate'):
         '11 FAIL: benchmarks/single_node/agentic/glm5.2_fp4_mi355x_atom_mtp.sh:6 spec-decode-acceptance-length=${MM_AL_0}: cannot read the pinned acceptance length',
     ('synthetic:sglang', 'awk', 'preserve'):
-        '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_sglang_mtp.sh:11 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
-    ('synthetic:sglang', 'awk', 'violate'):
-        '11 FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_sglang_mtp.sh:11 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
-    ('synthetic:sglang', 'case', 'preserve'):
-        '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_sglang_mtp.sh:15 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length (+1 more)',
-    ('synthetic:sglang', 'case', 'violate'):
-        '11 FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_sglang_mtp.sh:15 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length (+2 more)',
-    ('synthetic:sglang', 'patch-site', 'violate'):
-        '10 PASS: no patching of the serving stack (no patch applied to engine code, inline source rewrites, engine monkey-patch hooks, bind mounts over engine files or engine wheel installs)',
-    ('synthetic:sglang', 'sourced', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_sglang_mtp.sh:12 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
-    ('synthetic:sglang', 'sourced', 'violate'):
+    ('synthetic:sglang', 'awk', 'violate'):
         '11 FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_sglang_mtp.sh:12 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
+    ('synthetic:sglang', 'case', 'preserve'):
+        '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_sglang_mtp.sh:16 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length (+1 more)',
+    ('synthetic:sglang', 'case', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_sglang_mtp.sh:16 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length (+2 more)',
+    ('synthetic:sglang', 'sourced', 'preserve'):
+        '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_sglang_mtp.sh:13 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
+    ('synthetic:sglang', 'sourced', 'violate'):
+        '11 FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_sglang_mtp.sh:13 SGLANG_SIMULATE_ACC_LEN=<not fixed>: cannot read the pinned acceptance length',
     ('synthetic:trtllm', 'arith', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_trt_mtp.sh:6 TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=$((199: cannot read the pinned acceptance length',
     ('synthetic:trtllm', 'arith', 'violate'):
@@ -394,8 +392,6 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_trt_mtp.sh:10 TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=${MM_AL_0: cannot read the pinned acceptance length',
     ('synthetic:trtllm', 'case', 'violate'):
         '11 FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_trt_mtp.sh:10 TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=${MM_AL_0: cannot read the pinned acceptance length',
-    ('synthetic:trtllm', 'patch-site', 'violate'):
-        '10 PASS: no patching of the serving stack (no patch applied to engine code, inline source rewrites, engine monkey-patch hooks, bind mounts over engine files or engine wheel installs)',
     ('synthetic:trtllm', 'printf', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_trt_mtp.sh:6 TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=$(printf: cannot read the pinned acceptance length',
     ('synthetic:trtllm', 'printf', 'violate'):
@@ -410,8 +406,6 @@ XFAIL: dict[tuple[str, str, str], str] = {
         '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_vllm_mtp.sh:6 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_me...',
     ('synthetic:vllm', 'awk', 'violate'):
         '11 FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_vllm_mtp.sh:6 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_method":...',
-    ('synthetic:vllm', 'patch-site', 'violate'):
-        '10 PASS: no patching of the serving stack (no patch applied to engine code, inline source rewrites, engine monkey-patch hooks, bind mounts over engine files or engine wheel installs)',
     ('synthetic:vllm', 'sourced', 'preserve'):
         '11 PASS->FAIL: benchmarks/single_node/agentic/glm5.2_fp4_b200_vllm_mtp.sh:7 agentic mtp config (3 draft tokens) sets "rejection_sample_method": "synthetic" without synthetic_acceptance_length; add "rejection_sample_me...',
     ('synthetic:vllm', 'sourced', 'violate'):
@@ -520,6 +514,12 @@ def judge(p: Planned) -> tuple[tuple[str, str, str], ...]:
     return rows_of(h.judge(p.config.pr, p.variant.snapshot))
 
 
+def _adds_a_file(p: Planned) -> bool:
+    assert p.variant is not None
+    return any(p.config.snapshot.changed(path) is None and (f := p.variant.snapshot.changed(path)) is not None
+               and f.status == "added" for path in p.variant.touched)
+
+
 def bash_problem(v: Variant) -> str | None:
     """A rewritten script bash cannot parse: the rewrite, not the bot, would be wrong."""
     for path in v.touched:
@@ -539,6 +539,10 @@ def verdict_problem(p: Planned, rows: tuple[tuple[str, str, str], ...]) -> str |
         numbers = p.kind == "draft-length"
         base = {r: (s, normal(m, numbers)) for r, s, m in p.config.rows}
         got = {r: (s, normal(m, numbers)) for r, s, m in rows}
+        if _adds_a_file(p) and "lint" in base and "lint" in got:
+            # A file the rewrite adds (an eval twin, a library) is linted like any: a twin repeats the lint
+            # findings of the recipe it copies. The lint row keeps its status; checks 9-11 keep their reasons.
+            got["lint"] = (got["lint"][0], base["lint"][1])
         changed = {r: got.get(r) for r in base if got.get(r) != base[r]}
         if changed:
             raw = {r: (s, m) for r, s, m in rows if r in changed}
@@ -623,7 +627,8 @@ SYNTHETIC = {  # engine -> (path, head text): agentic MTP configs pinned at the 
     "sglang": ("benchmarks/single_node/agentic/glm5.2_fp4_b200_sglang_mtp.sh", _HEADER + (
         "SPEC_ARGS=(\n    --speculative-algorithm EAGLE\n    --speculative-num-steps 3\n"
         "    --speculative-eagle-topk 1\n    --speculative-num-draft-tokens 4\n)\n"
-        "export SGLANG_SIMULATE_ACC_LEN=2.99\nexport SGLANG_SIMULATE_ACC_METHOD=match-expected\n"
+        'if [ "${EVAL_ONLY:-false}" != "true" ]; then  # accuracy runs verify for real\n'
+        "    export SGLANG_SIMULATE_ACC_LEN=2.99\n    export SGLANG_SIMULATE_ACC_METHOD=match-expected\nfi\n"
         'python3 -m sglang.launch_server --model-path "$MODEL" --tp 8 "${SPEC_ARGS[@]}" --port 8888 &\n'
         'python3 -m sglang.bench_serving --backend sglang-oai-chat --model "$MODEL" --port 8888\n')),
     "trtllm": ("benchmarks/single_node/agentic/glm5.2_fp4_b200_trt_mtp.sh", _HEADER + (
@@ -694,5 +699,5 @@ def test_synthetic_rewrite(engine: str, kind: str, way: str) -> None:
 def test_synthetic_configs_cover_every_kind_both_ways() -> None:
     ways = {(kind, way) for _engine, kind, way in (p.values for p in synthetic_params())}
     missing = [(k, w) for k in KINDS for w in WAYS if (k, w) not in ways and ONE_WAY.get(k, w) == w
-               and k != "master-env"]
+               and k not in ("master-env", "patch-site")]  # both need a master entry running the script
     assert missing == []

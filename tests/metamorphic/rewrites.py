@@ -666,6 +666,48 @@ def eval_twin(t: Target, violate: bool) -> Variant:
 RATE_KNOB = re.compile(r"\b\w*(?:ACC(?:EPT(?:ANCE)?)?_RATE|acceptance_rate)\w*\b")
 
 
+_EVAL_TEST = re.compile(r"(\[\[?\s+)(\"[^\"\n]*EVAL_ONLY[^\"\n]*\"|\$\{?EVAL_ONLY\}?)(\s+)(==|=|!=)(\s+)(\"?true\"?)(\s+\]\]?)")
+_OPERATOR = re.compile(r"(?<=\s)(==|=|!=)(?=\s)")
+
+
+def eval_guard(t: Target, violate: bool) -> Variant:
+    """The config's own EVAL_ONLY tests spelled the other way round (`[ "true" = "$EVAL_ONLY" ]`, which bash
+    reads the same); violate: the test guarding an acceptance target negated, so that the eval-only arm
+    becomes the throughput arm."""
+    _scripts_only(t)
+    text = t.text
+    if not violate:
+        new = _EVAL_TEST.sub(lambda m: m.group(1) + m.group(6) + m.group(3) + m.group(4) + m.group(5) + m.group(2)
+                             + m.group(7), text)
+        if new == text:
+            raise Skip("no EVAL_ONLY test")
+        return Variant(with_files(t.snapshot, {t.path: new}), (t.path,), "")
+    root, data = _context(text)
+    guards = set()
+    for s in [s for s in sites(t.path, text) if s.what == "al"]:
+        node = root.descendant_for_byte_range(len(text[:s.start].encode()), len(text[:s.end].encode()))
+        while node is not None:
+            if node.type in ("if_statement", "elif_clause"):
+                then = next((c for c in node.children if c.type == "then"), None)
+                if then is not None and b"EVAL_ONLY" in data[node.start_byte:then.start_byte]:
+                    guards.add((node.start_byte, then.start_byte))
+                    break
+            node = node.parent
+    if not guards:
+        raise Skip("no acceptance target behind an EVAL_ONLY test")
+    edits = []
+    for b0, b1 in guards:
+        cond = data[b0:b1].decode()
+        ops = _OPERATOR.findall(cond)
+        if len(ops) != 1:
+            raise Skip("an EVAL_ONLY test with several comparisons")
+        m = _OPERATOR.search(cond)
+        assert m is not None
+        start = len(data[:b0].decode()) + m.start()
+        edits.append((start, start + len(m.group(0)), "=" if m.group(0) == "!=" else "!="))
+    return Variant(with_files(t.snapshot, {t.path: splice(text, edits)}), (t.path,), "11")
+
+
 def spelling(t: Target, violate: bool) -> Variant:
     """TRT-LLM's forced accepted-token count written as the golden AL minus one, computed where the engine reads
     it (violate: the golden AL written as the count, the off-by-one missed). A rate spelling of the target
@@ -759,8 +801,11 @@ def _curve_value(snap: Snapshot, golden: float, n: int, new_n: int) -> float:
 def patch_site(t: Target, violate: bool) -> Variant:
     """A pre-existing engine patch site (a `sed -i` of an installed engine file, on the base branch already) in
     a branch no config takes (FRAMEWORK is never "mm-none"); violate: the PR makes the branch the one every
-    throughput run takes. Check 10's row."""
+    throughput run takes. Check 10's row. Only for a script the PR's master entries run: check 10 counts a
+    pre-existing site where a config the PR submits reaches it."""
     _scripts_only(t)
+    if not t.refs:
+        raise Skip("no master entry runs the script: a site in it is reached by no config either way")
     path = ENGINE_PATHS.get(t.engine)
     if path is None:
         raise Skip("no engine known")
@@ -794,6 +839,7 @@ KINDS: dict[str, Callable[[Target, bool], Variant]] = {
     "reorder": reorder,
     "reflow": reflow,
     "eval-twin": eval_twin,
+    "eval-guard": eval_guard,
     "switch-removed": switch_removed,
     "draft-length": draft_length,
     "patch-site": patch_site,
@@ -806,7 +852,7 @@ _WRITTEN: dict[str, Callable[[Site], str]] = {
     "eval-twin": lambda s: other(s.value, "al"),
     "spelling": lambda s: f"{float(s.value) + 1:.2f}",
 }
-_UNNAMED = {"switch-removed", "draft-length", "patch-site"}
+_UNNAMED = {"switch-removed", "draft-length", "patch-site", "eval-guard"}
 
 
 def written(t: Target, kind: str) -> tuple[str, ...]:
