@@ -590,7 +590,8 @@ class Gatherer:
             resp = await call(what, self.gh.rest.pulls.async_get, owner, name, target.number)
         except GitHubError as exc:
             if exc.status == 404:
-                return UpstreamDoc(target.url, "pull", target.repo, target.number, error=target.not_found())
+                return UpstreamDoc(target.url, "pull", target.repo, target.number, error=target.not_found(),
+                                   missing=True)
             raise
         try:
             pull = resp.parsed_data
@@ -615,7 +616,7 @@ class Gatherer:
             repo = await self._parsed(target.repo, self.gh.rest.repos.async_get, owner, name)
         except GitHubError as exc:
             if exc.status == 404:
-                return UpstreamDoc(target.url, "page", target.repo, error=target.not_found())
+                return UpstreamDoc(target.url, "page", target.repo, error=target.not_found(), missing=True)
             raise
         texts = await asyncio.gather(*(self._contents(p, repo.default_branch, target.repo) for p in target.paths))
         for path, text in zip(target.paths, texts):  # all at once; the first that exists is the page's
@@ -623,7 +624,7 @@ class Gatherer:
                 return UpstreamDoc(target.url, "page", target.repo, files=frozen_map({path: text}))
         return UpstreamDoc(target.url, "page", target.repo,
                            error=f"no {' or '.join(target.paths) or 'source file'} on "
-                                 f"{target.repo}@{repo.default_branch}")
+                                 f"{target.repo}@{repo.default_branch}", missing=True)
 
     async def _membership(self, team: str, login: str) -> bool | None:
         """True/False when GitHub says whether `login` is in `team`; None when it will not say."""

@@ -60,8 +60,9 @@ KV_OFFLOAD_BACKEND from the point; every value a branch may produce is
 compared. Its model is the launch's literal model, else the entry's
 `model` (the runner passes it as MODEL and stages it at MODEL_PATH). A
 changed entry without a changed script is compared on model, TP, EP and
-DP-attention. Fails closed where the evidence exists but cannot be read or
-decided, with a reason starting "cannot decide:" and naming why: a script
+DP-attention. UNDECIDED (never PASS) where the evidence exists but cannot be
+read or decided, with a reason starting "cannot decide:" and naming why (a
+violation found beside it makes the row FAIL): a script
 no entry runs, a script that launches nothing for its points, a MAJOR value
 the script and config do not determine, an entry or recipe that does not
 parse, a linked document that was not fetched or could not be read.
@@ -116,6 +117,7 @@ MULTI_NODE_DIR = "benchmarks/multi_node/"
 ENGINES = ("vllm", "sglang")
 MAX_LINKS = 8  # recipe links read per sign-off
 MAX_LISTED = 8  # mismatching args named per config (the rest are counted)
+UNDECIDED_PREFIX = "cannot decide"
 _RECIPE_ROOT = {"vllm-project/recipes": "", "sgl-project/sglang": "docs_new/"}  # where recipes live upstream
 _PR_URL = re.compile(r"^/([^/]+)/([^/]+)/pull/(\d+)(?:/.*)?$")
 
@@ -433,6 +435,12 @@ def _subjects(ctx: Context, scope: _Scope) -> list[_Subject]:
 # Upstream documents
 # ---------------------------------------------------------------------------
 
+def _failing(problems: list[str]) -> Status:
+    """FAIL when a problem is a violation; UNDECIDED when every one says what could not be read or
+    decided (its text starts "cannot decide")."""
+    return Status.UNDECIDED if all(p.startswith(UNDECIDED_PREFIX) for p in problems) else Status.FAIL
+
+
 def _label(doc: UpstreamDoc) -> str:
     return f"{doc.repo}#{doc.number}" if doc.kind == "pull" else doc.url
 
@@ -442,6 +450,8 @@ def _status_problem(t: UpstreamTarget, doc: UpstreamDoc | None) -> str | None:
     name = f"{t.repo}#{t.number}" if t.kind == "pull" else t.url
     if doc is None:
         return f"cannot decide: {name} was not fetched, so its merge status cannot be verified"
+    if doc.error and doc.missing:
+        return f"{name} does not exist or is not public ({doc.error}); link a merged upstream recipe"
     if doc.error:
         what = "merge status" if t.kind == "pull" else "publication"
         return (f"cannot decide: {name} could not be read ({doc.error}), so its {what} and server args cannot be "
@@ -619,8 +629,8 @@ def check(ctx: Context) -> CheckResult:
     docs = {t.url: doc for t in links if (doc := ctx.need.upstream(t)) is not MISSING}
     problems = [p for t in links if (p := _status_problem(t, docs.get(t.url))) is not None]
     if problems:
-        return _result(Status.FAIL, "; ".join(problems) + "; the recipe must be merged upstream "
-                                                          "(link the merged PR or the published page)")
+        return _result(_failing(problems), "; ".join(problems) + "; the recipe must be merged upstream "
+                                                                 "(link the merged PR or the published page)")
     linked = [_Linked(docs[t.url], tuple(_recipe_files(docs[t.url]))) for t in links]
     empty = [item for item in linked if not item.files]
     if empty:
@@ -653,6 +663,6 @@ def check(ctx: Context) -> CheckResult:
             summaries.append(f"{subject.model} on {subject.sku} ({subject.path}): "
                              f"{', '.join(verdict.matched) or 'model'} match{tuning}")
     if failures:
-        return _result(Status.FAIL, "; ".join(failures) + suffix)
+        return _result(_failing(failures), "; ".join(failures) + suffix)
     return _result(Status.PASS, f"{' + '.join(item.provenance for item in linked)} documents "
                                 + "; ".join(summaries) + suffix)

@@ -70,6 +70,10 @@ class CheckResult:
     status: Status
     reason: str
     findings: tuple[Finding, ...] = ()
+    accepted_by: str = ""  # the maintainer whose `/signoff-accept` turned this UNDECIDED row PASS
+    # What the row could judge only with a sign-off that the snapshot lacks (a git history has none): what
+    # the repository provides and the sign-off must link ("the sign-off must link docs/waiver/2508.md").
+    notes: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -112,6 +116,9 @@ class Verdict:
     policy: Policy = field(default_factory=Policy)  # the repository's policy the checks applied
     signoff: SignOff | None = None  # the sign-off judged
     notes: tuple[str, ...] = ()  # what the verdict must say beyond its rows (ignored repository settings)
+    # `/signoff-accept` commands in the conversation (`checks.acceptance.Acceptance`), read when a row is
+    # UNDECIDED; the app keeps those pinned to this content and `acceptance.apply` turns their rows PASS.
+    acceptances: tuple = ()
 
     @property
     def rows(self) -> tuple[CheckResult, ...]:
