@@ -345,9 +345,8 @@ class JobRunner:
                                       fresh.reason, details_url=snap.pr.url, record=await self._record(job, snap))
             await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "STALE")
             return
-        standing_accepts = [a for a in verdict.acceptances if not a.problem and (await asyncio.to_thread(
-            self._freshness, job, snap, a.comment, content, records, "acceptance")).fresh]
-        verdict = acceptance.apply(verdict, standing_accepts)
+        verdict = acceptance.apply(verdict, [a for a in verdict.acceptances if not a.problem and (
+            await asyncio.to_thread(self._freshness, job, snap, a.comment, content, records, "acceptance")).fresh])
         current = await self._pull(gh, job.repo, job.pr)
         # A push landed while verifying: the result belongs to the old head only; the sticky comment waits.
         sticky = current.head.sha == snap.pr.head_sha
@@ -355,9 +354,10 @@ class JobRunner:
         decided = await asyncio.to_thread(self.store.record_decision, job, snap.pr.head_sha, verdict.label, content, {
             "delivery": job.payload.get("delivery"), "repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
             "inputs_digest": await self.checks.digest(snap), "verdict": verdict.label,
-            "published": _published_record(published, job.payload.get("reason", ""), job.id),
-            **({"accepted": [{"row": r.number, "by": r.accepted_by, "reason": r.reason} for r in verdict.rows
-                             if r.accepted_by]} if standing_accepts else {}),
+            "published": {**_published_record(published, job.payload.get("reason", ""), job.id),
+                          **({"accepted": accepted} if (accepted := [
+                              {"row": r.number, "by": r.accepted_by, "reason": r.reason}
+                              for r in verdict.rows if r.accepted_by]) else {})},
         })
         if not decided:
             log.warning("lease lost before the verdict was recorded; the job runs again",

@@ -46,7 +46,7 @@ from .snapshot import Comment
 COMMAND = "/signoff-accept"
 MIN_REASON_WORDS = 2
 _LINE = re.compile(rf"^[ \t]*{re.escape(COMMAND)}(?![\w-])[ \t]*(?:check[ \t]+|#)?(?P<row>\d{{1,2}})\b[ \t]*"
-                   r"(?P<reason>[^\n]*)", re.MULTILINE | re.IGNORECASE)
+                   r"(?P<reason>[^\n]*)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
