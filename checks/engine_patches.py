@@ -124,7 +124,7 @@ def _file_sites(ctx: Context, f: ChangedFile, shared: dict[tuple[str, Script], R
         return _workflow_sites(f.path, text, read)
     if _is_dockerfile(f.path):
         return Reading(_dockerfile_sites(f.path, text, read))
-    if f.path.endswith((".yml", ".yaml")) and f.path.startswith(ctx.policy.recipe_root.rstrip("/") + "/"):
+    if ctx.policy.is_recipe(f.path):
         return _recipe_sites(ctx, f.path, text, read, shared)
     return Reading()
 
@@ -185,7 +185,7 @@ def _recipe_sites(ctx: Context, path: str, text: str, read, shared: dict[tuple[s
     if not isinstance(data, LineDict) or not isinstance(data.get("setup_script"), str):
         return Reading()
     line = data.line_of("setup_script")
-    wrapper = Script(f'bash "{ctx.policy.recipe_root.rstrip("/")}/configs/{data["setup_script"]}"\n')
+    wrapper = Script(f'bash "{ctx.policy.recipe_root}/configs/{data["setup_script"]}"\n')
     return ScriptReader(path, wrapper, read, offset=line - 1, scripts=ctx.script, shared=shared).sites()
 
 
@@ -227,10 +227,10 @@ def _by_file(sites: list[Site]) -> dict[str, list[Site]]:
 
 def _introduced_problem(ctx: Context, by_file: dict[str, list[Site]]) -> tuple[str | None, str]:
     """(what is missing, the waiver path) for patching this PR introduces."""
-    waiver = f"{ctx.policy.waiver_dir.rstrip('/')}/{ctx.snap.pr.number}.md"
+    waiver = f"{ctx.policy.waiver_dir}/{ctx.snap.pr.number}.md"
     f = ctx.snap.changed(waiver)
     if f is None or f.status == "removed" or f.head_text is None:
-        others = [c.path for c in ctx.changed_files if c.path.startswith(ctx.policy.waiver_dir.rstrip("/") + "/")
+        others = [c.path for c in ctx.changed_files if c.path.startswith(ctx.policy.waiver_dir + "/")
                   and c.path.endswith(".md")]
         also = f" (it changes {', '.join(others)} instead)" if others else ""
         return f"no waiver: the PR does not add {waiver}{also}", waiver
@@ -244,7 +244,7 @@ def _introduced_problem(ctx: Context, by_file: dict[str, list[Site]]) -> tuple[s
 
 def _preexisting_problem(ctx: Context, sites: list[Site]) -> tuple[str | None, str]:
     """(what is missing, the covering waiver) for patching that predates this PR."""
-    prefix = ctx.policy.waiver_dir.rstrip("/") + "/"
+    prefix = ctx.policy.waiver_dir + "/"
     names = _names(sites)
     # Waivers are policy files of the first snapshot: evidence rounds add golden curves (.yaml), never one.
     found = [(p, t) for p, t in sorted(ctx.snap.policy.items())
