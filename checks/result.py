@@ -170,9 +170,10 @@ class Verdict:
 
     @property
     def lint_conclusion(self) -> str:
-        """The lint check run's conclusion: "success" without errors; with errors, "failure" where the
-        repository makes lint blocking (`lint: blocking`), else "neutral" (advice)."""
-        if not any(f.severity is Severity.ERROR for f in self.lint_findings):
+        """The lint check run's conclusion, from the one decision the "Recipe lint" row makes (an error on a
+        file the PR changes): "success" when the row does not FAIL; else "failure" where the repository
+        makes lint blocking (`lint: blocking`), "neutral" where lint is advice."""
+        if self.lint is None or self.lint.status is not Status.FAIL:
             return "success"
         return "failure" if self.lint_blocking else "neutral"
 
