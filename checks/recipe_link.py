@@ -100,11 +100,11 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
 
 from . import hardware, markdown, masterconfig, serverargs, signoff
 from .context import Context
 from .evidence import MISSING, UpstreamTarget
+from .upstream_recipes import RECIPE_ROOT, targets, upstream_mentions
 from .masterconfig import EntryChange
 from .result import CheckResult, Status
 from .snapshot import ChangedFile, UpstreamDoc
@@ -115,63 +115,8 @@ NAME = "recipe link"
 SINGLE_NODE_DIR = "benchmarks/single_node/"
 MULTI_NODE_DIR = "benchmarks/multi_node/"
 ENGINES = ("vllm", "sglang")
-MAX_LINKS = 8  # recipe links read per sign-off
 MAX_LISTED = 8  # mismatching args named per config (the rest are counted)
 UNDECIDED_PREFIX = "cannot decide"
-_RECIPE_ROOT = {"vllm-project/recipes": "", "sgl-project/sglang": "docs_new/"}  # where recipes live upstream
-_PR_URL = re.compile(r"^/([^/]+)/([^/]+)/pull/(\d+)(?:/.*)?$")
-
-
-# ---------------------------------------------------------------------------
-# Links
-# ---------------------------------------------------------------------------
-
-def target(url: str) -> UpstreamTarget | None:
-    """Where an accepted recipe link is read from; None for any other URL."""
-    try:
-        parts = urlsplit(url.strip())
-    except ValueError:
-        return None
-    host = (parts.hostname or "").lower()
-    path = unquote(parts.path)
-    if parts.scheme not in ("http", "https") or ".." in path.split("/"):
-        return None
-    if host in ("github.com", "www.github.com"):
-        m = _PR_URL.match(path)
-        repo = f"{m.group(1)}/{m.group(2)}".lower() if m else ""
-        if repo in _RECIPE_ROOT:
-            number = int(m.group(3))
-            return UpstreamTarget(f"https://github.com/{repo}/pull/{number}", "pull", repo, number)
-        return None
-    if host == "recipes.vllm.ai":
-        segments = [s for s in path.split("/") if s]
-        if len(segments) >= 2:
-            org, model = segments[0], segments[1]
-            return UpstreamTarget(f"https://recipes.vllm.ai/{org}/{model}", "page", "vllm-project/recipes",
-                                  paths=(f"models/{org}/{model}.yaml",))
-        return None
-    if host == "docs.sglang.io" and (path + "/").startswith("/cookbook/"):
-        rest = re.sub(r"\.(html|md|mdx)$", "", path.strip("/"))
-        base = posixpath.join("docs_new", rest)
-        return UpstreamTarget(f"https://docs.sglang.io/{rest}", "page", "sgl-project/sglang",
-                              paths=(f"{base}.mdx", f"{base}.md", f"{base}/index.mdx", f"{base}/index.md"))
-    return None
-
-
-def targets(links: tuple[str, ...]) -> tuple[UpstreamTarget, ...]:
-    """The accepted recipe links among `links`, deduplicated, in order (at most MAX_LINKS)."""
-    out: list[UpstreamTarget] = []
-    for url in links:
-        t = target(url)
-        if t is not None and t.url not in {o.url for o in out}:
-            out.append(t)
-    return tuple(out[:MAX_LINKS])
-
-
-def _upstream_mentions(links: tuple[str, ...]) -> list[str]:
-    """Links into the recipe repositories that are not accepted kinds (branches, commits, files)."""
-    return [u for u in links if target(u) is None and re.search(
-        r"github\.com/(vllm-project/recipes|sgl-project/sglang)\b", u, re.IGNORECASE)]
 
 
 # ---------------------------------------------------------------------------
@@ -470,7 +415,7 @@ def _status_problem(t: UpstreamTarget, doc: UpstreamDoc | None) -> str | None:
 
 
 def _recipe_files(doc: UpstreamDoc) -> list[tuple[str, str]]:
-    root = _RECIPE_ROOT.get(doc.repo, "")
+    root = RECIPE_ROOT.get(doc.repo, "")
     return [(p, text) for p, text in doc.files.items()
             if p.startswith(root) and p.lower().endswith((".yaml", ".yml", ".md", ".mdx"))
             and not any(part.startswith(".") for part in p.split("/"))]
@@ -620,8 +565,8 @@ def check(ctx: Context) -> CheckResult:
     if not links:
         if _placeholder(ctx, sign.detail):
             why = "the additional detail section is the unfilled template placeholder and links no upstream recipe"
-        elif _upstream_mentions(sign.detail_links):
-            why = (f"the additional detail section links {_upstream_mentions(sign.detail_links)[0]}, "
+        elif upstream_mentions(sign.detail_links):
+            why = (f"the additional detail section links {upstream_mentions(sign.detail_links)[0]}, "
                    "a branch/commit/file rather than a merged PR or published page")
         else:
             why = "the additional detail section links no upstream recipe"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from checks import recipe_link
+from checks import recipe_link, upstream_recipes
 from checks.context import Context
 from checks.evidence import UpstreamTarget
 from checks.registry import rules_of
@@ -144,7 +144,7 @@ def run(ctx: Context):
                "docs_new/cookbook/intro/index.md"))),
 ])
 def test_accepted_links(url, expected):
-    assert recipe_link.target(url) == expected
+    assert upstream_recipes.target(url) == expected
 
 
 @pytest.mark.parametrize("url", [
@@ -161,14 +161,14 @@ def test_accepted_links(url, expected):
     "https://evil.example/recipes.vllm.ai/a/b",
 ])
 def test_rejected_links(url):
-    assert recipe_link.target(url) is None
+    assert upstream_recipes.target(url) is None
 
 
 def test_links_are_read_from_the_detail_section_with_trailing_punctuation():
     detail = (f"Recipe: {PR_URL}. Also ({PAGE_URL}), and again {PR_URL}; "
               "waiver https://github.com/SemiAnalysisAI/InferenceX/blob/main/docs/waiver/1.md")
     ctx = make(detail=detail)
-    assert [t.url for t in recipe_link.targets(ctx.signoff.detail_links)] == [PR_URL, PAGE_URL]
+    assert [t.url for t in upstream_recipes.targets(ctx.signoff.detail_links)] == [PR_URL, PAGE_URL]
 
 
 def test_links_outside_the_detail_section_do_not_count():
