@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import json
 import weakref
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from typing import Any
 
 import httpx
 import jwt
+import pydantic
 from cryptography.hazmat.primitives import serialization
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.auth.app import AppAuth
@@ -264,7 +266,11 @@ def app_id_of(gh: GitHub) -> int | None:
 
 
 def as_github_error(exc: Exception, what: str) -> GitHubError:
-    """Describe any githubkit/httpx/pydantic failure as one GitHubError, without secrets."""
+    """Describe a githubkit/httpx/pydantic failure as one GitHubError, without secrets.
+
+    Anything else is our own bug, not GitHub's: it is raised again as it is, with its traceback, so the
+    worker logs it and ends the job once (a TypeError retried eight times as "malformed GitHub response"
+    hid bugs)."""
     if isinstance(exc, GitHubError):
         return exc
     if isinstance(exc, RateLimitExceeded):
@@ -278,8 +284,9 @@ def as_github_error(exc: Exception, what: str) -> GitHubError:
         return GitHubError(f"{what}: timed out")
     if isinstance(exc, (httpx.TransportError, GitHubException)):
         return GitHubError(f"{what}: {type(exc).__name__}")
-    # pydantic.ValidationError and friends: a response without a field GitHub promises.
-    return GitHubError(f"{what}: malformed GitHub response ({type(exc).__name__})", status=502)
+    if isinstance(exc, (pydantic.ValidationError, json.JSONDecodeError)):  # a body without what GitHub promises
+        return GitHubError(f"{what}: malformed GitHub response ({type(exc).__name__})", status=502)
+    raise exc
 
 
 def _text(response: httpx.Response) -> str:

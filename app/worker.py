@@ -27,7 +27,7 @@ from typing import Any
 
 from githubkit import GitHub
 
-from .github import GitHubError, app_client, as_github_error, http_timeout, pages
+from .github import GitHubError, app_client, http_timeout, pages
 from .jobs import Clients, JobRunner, current_job
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Publisher
@@ -191,8 +191,10 @@ class Reconciler:
                 queued = await self.once()
                 if queued:
                     log.info(f"reconcile queued {queued} verification(s)")
-            except Exception as exc:  # noqa: BLE001 - try again next round
-                log.warning("reconcile failed", extra={"error": str(as_github_error(exc, "reconcile"))})
+            except GitHubError as exc:  # GitHub or the database is away: try again next round
+                log.warning("reconcile failed", extra={"error": str(exc)})
+            except Exception:  # noqa: BLE001 - a bug: logged with its traceback, the pass runs again next round
+                log.exception("reconcile failed")
             try:
                 await asyncio.wait_for(stop.wait(), self.settings.reconcile_seconds)
             except asyncio.TimeoutError:
