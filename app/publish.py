@@ -101,7 +101,9 @@ class Publisher:
         async with write_wave(self.gh):
             (out.check_run_id, written), _, out.status_state, _ = await asyncio.gather(
                 self._put_check_run(snap.pr.head_sha, CHECK_NAME, conclusion, title, render.summary(verdict),
-                                    verdict.findings, summary_lists_findings=True, record=record),
+                                    verdict.findings, summary_lists_findings=True, record=record,
+                                    # GitHub: an action_required run should say where the action is
+                                    details_url=(link or snap.pr.url) if conclusion == "action_required" else None),
                 self._sticky_comment(snap, existing, render.comment(verdict), out) if sticky else _nothing(),
                 self._status(snap.pr.head_sha, verdict, link),
                 self.inline_findings(snap, verdict.findings, review),
