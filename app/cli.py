@@ -22,6 +22,12 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify(args: argparse.Namespace) -> int:
+    from .verify import main as verify_main
+
+    return verify_main(args.pr, args.event, args.publish, args.json)
+
+
 def _backtest(args: argparse.Namespace) -> int:
     from . import backtest as bt
     from .gitrepo import GitError
@@ -108,6 +114,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pr", type=int, help="pull request number (default: the world's only PR)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_replay)
+
+    p = sub.add_parser("verify", help="verify a pull request, or a GitHub Actions event, as the App does",
+                       description="Credentials: GITHUB_TOKEN or GH_TOKEN, else the App's settings; API: "
+                                   "SIGNOFF_BOT_GITHUB_URL. Exit 0 PASS, 1 REJECTED, 3 NEEDS A MAINTAINER, "
+                                   "2 could not run.")
+    p.add_argument("pr", nargs="?", help="https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N")
+    p.add_argument("--event", metavar="FILE", help="a GitHub Actions event payload ($GITHUB_EVENT_PATH), with "
+                                                   "GITHUB_EVENT_NAME and GITHUB_REPOSITORY")
+    p.add_argument("--publish", action="store_true", help="post what the App posts (default: a dry run)")
+    p.add_argument("--json", action="store_true", help="print replay's JSON object (one line a PR)")
+    p.set_defaults(func=_verify)
 
     p = sub.add_parser("backtest", help="what the content checks would have said on a repository's merged PRs")
     p.add_argument("repo", help="a local clone of the repository")
