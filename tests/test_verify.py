@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from app.fake_github import FakeGitHub
@@ -155,3 +156,23 @@ def test_output_for_a_workflow_step(fake, monkeypatch, capsys, tmp_path: Path):
     ran = run_verify(monkeypatch, capsys, fake, TARGET, GITHUB_TOKEN=TOKEN, GITHUB_OUTPUT=str(output))
     assert ran.code == 1
     assert output.read_text() == "verdict=REJECTED\n"
+
+
+def test_the_fake_takes_a_worlds_plain_tokens_within_their_permissions(tmp_path):
+    def tokens(data: dict) -> None:
+        data["tokens"] = ["reader:", "teams:members"]
+
+    world = e2e_variant(tmp_path, tokens)
+    with FakeGitHub(world) as fake:
+        def call(token: str, method: str, path: str, body: dict | None = None) -> httpx.Response:
+            return httpx.request(method, fake.url + path, json=body, headers={"Authorization": f"token {token}"},
+                                 trust_env=False, timeout=30)
+
+        assert call("wrong", "GET", f"/repos/{REPO}/pulls/{PR}").status_code == 401
+        assert call("reader", "GET", f"/repos/{REPO}/pulls/{PR}").status_code == 200
+        refused = call("reader", "POST", f"/repos/{REPO}/issues/{PR}/comments", {"body": "x"})
+        assert (refused.status_code, refused.json()["message"]) == (403, "Resource not accessible by integration")
+        member = "/orgs/demo-org/teams/core/memberships/core-maintainer"
+        assert call("reader", "GET", member).status_code == 404  # hidden from a token without members
+        assert call("teams", "GET", member).status_code == 200
+        assert fake.state.ledger.writes == []
