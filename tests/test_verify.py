@@ -9,6 +9,9 @@ team membership leaves a team-only owner undecided, saying why.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -17,11 +20,12 @@ import pytest
 from app.fake_github import FakeGitHub
 from app.fake_github.payloads import ACTIONS_APP_ID
 from app.publish import CHECK_NAME
-from app.replay import replay
-from app.verify import CannotRun, parse_pr
+from app.replay import DEMO_WORLD, replay
+from app.verify import EXIT, CannotRun, parse_pr
 
 from .variants import e2e_variant, green_world, pull_of
-from .verifyhost import E2E_WORLD, NO_CHECKS, PR, REPO, TOKEN, TOKENS, as_user, run_verify, sticky_comments, writes
+from .verifyhost import (E2E_WORLD, ENVIRONMENT, NO_CHECKS, PR, REPO, TOKEN, TOKENS, as_user, run_verify,
+                         sticky_comments, writes)
 
 TARGET = f"{REPO}#{PR}"
 
@@ -176,3 +180,32 @@ def test_the_fake_takes_a_worlds_plain_tokens_within_their_permissions(tmp_path)
         assert call("reader", "GET", member).status_code == 404  # hidden from a token without members
         assert call("teams", "GET", member).status_code == 200
         assert fake.state.ledger.writes == []
+
+
+def test_verify_on_a_world_served_by_fake_github_prints_the_verdict_replay_prints():
+    """The README's two commands: `fake-github` serving the demo world as a process, `verify` against it."""
+    fake = subprocess.Popen([sys.executable, "-m", "app.cli", "fake-github", str(DEMO_WORLD), "--port", "0",
+                             "--token", "demo-token"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = fake.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        env = {k: v for k, v in os.environ.items() if k not in ENVIRONMENT}
+        verified = subprocess.run([sys.executable, "-m", "app.cli", "verify", f"{REPO}#{PR}", "--json"],
+                                  env={**env, "SIGNOFF_BOT_GITHUB_URL": url, "GITHUB_TOKEN": "demo-token"},
+                                  capture_output=True, text=True, timeout=300)
+    finally:
+        fake.terminate()
+        fake.wait(30)
+    replayed = subprocess.run([sys.executable, "-m", "app.cli", "replay", "--json"], env=env, capture_output=True,
+                              text=True, timeout=300)
+    assert replayed.returncode == 0, replayed.stderr
+    ours, theirs = json.loads(verified.stdout), json.loads(replayed.stdout)
+    assert verified.returncode == EXIT[theirs["verdict"]]
+
+    def verdict(shown: dict) -> dict:
+        # the reasons may name the review date: verify's is today, replay's the world's `now`
+        return {"verdict": shown["verdict"], "head_sha": shown["head_sha"], "findings": shown["findings"],
+                "checks": {n: c["status"] for n, c in shown["checks"].items()},
+                "extra": {n: c["status"] for n, c in shown["extra"].items()}}
+
+    assert verdict(ours) == verdict(theirs)
