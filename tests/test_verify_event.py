@@ -89,6 +89,8 @@ def test_a_trigger_verifies_and_publishes_once(event, example, change, fake, tmp
     ran = run_verify(monkeypatch, capsys, fake, "--event", path, "--publish", **env)
     assert ran.code == 1, ran.out + ran.err  # REJECTED: no /reuse-sweep-run yet
     assert "verdict comment created" in ran.out
+    api = [c for c in fake.state.ledger.calls if not c.path.startswith("/_fake/")]  # not the artifact storage
+    assert len(api) <= 45  # a workflow token may make 1,000 an hour per repository
     again = run_verify(monkeypatch, capsys, fake, "--event", path, "--publish", **env)
     assert again.code == 1 and "verdict comment created" not in again.out
     assert len(sticky_comments(fake)) == 1
