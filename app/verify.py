@@ -25,13 +25,14 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from githubkit import GitHub
 
 from checks.result import Verdict
+from checks.rule import Rule
 from checks.snapshot import Snapshot
 
 from . import render
@@ -59,8 +60,9 @@ EXIT = {"PASS": 0, "REJECTED": 1, "NEEDS A MAINTAINER": 3}
 NOT_PASSED = 1
 COULD_NOT_RUN = 2
 WORKFLOW_LOGIN = "github-actions[bot]"
+NOT_A_VERDICT = ("NO_SIGNOFF", "STALE", "SKIPPED")  # what the verify job records when it posts no verdict
 LEASE_SECONDS = 900.0
-_PR_URL = re.compile(r"^https?://[^/]+/(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/pull/(?P<number>\d+)/?(?:[#?].*)?$")
+_PR_URL = re.compile(r"^https?://[^/]+/(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/pull/(?P<number>\d+)(?:/[a-z]*)?/?(?:[#?].*)?$")
 _PR_REF = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>\d+)$")
 # What each write of a job is called in its GitHubError (app/github.py `call`), and the permission it needs.
 WRITE_PERMISSION = {
@@ -178,7 +180,7 @@ class Recording:
         self.inner = inner
         self.last: dict[int, Rounds] = {}
 
-    async def rounds(self, snap: Snapshot, rules) -> Rounds:
+    async def rounds(self, snap: Snapshot, rules: Sequence[Rule]) -> Rounds:
         done = await self.inner.rounds(snap, rules)
         self.last[snap.pr.number] = done
         return done
@@ -205,8 +207,11 @@ class Result:
         return EXIT.get(self.recorded, NOT_PASSED)
 
     @property
-    def label(self) -> str:
-        return self.verdict.label if self.verdict is not None else self.recorded
+    def outcome(self) -> str:
+        """The verdict's label, or what was posted instead of a verdict (NO_SIGNOFF, STALE, SKIPPED)."""
+        if self.recorded in NOT_A_VERDICT or self.verdict is None:
+            return self.recorded
+        return self.verdict.label
 
     def note(self) -> str | None:
         """A line for what the verdict alone does not say."""
@@ -217,7 +222,7 @@ class Result:
                 }.get(self.recorded)
 
 
-async def run_jobs(acc: Access, specs: list[JobSpec], before: list[tuple[str, int]] = ()) -> list[Result]:
+async def run_jobs(acc: Access, specs: list[JobSpec], before: Sequence[tuple[str, int]] = ()) -> list[Result]:
     """Run `specs` and every job they queue, as the App's workers would, on a database of this command's
     own; `before`: PRs that may have had a verdict (the App's database would know; this one cannot)."""
     with tempfile.TemporaryDirectory(prefix="signoff-bot-verify-") as tmp:
@@ -246,7 +251,7 @@ def _result(store: SqliteStore, checks: Recording, repo: str, pr: int) -> Result
     done = checks.last.get(pr)
     writes: list[str] = []
     audit = store.audit(repo, pr)
-    if recorded not in ("NO_SIGNOFF", "STALE", "SKIPPED") and audit:
+    if recorded not in NOT_A_VERDICT and audit:
         writes = json.loads(audit[-1]["published"]).get("writes", [])
     elif recorded == "NO_SIGNOFF":
         writes = ["check run codeowner-signoff-verify: queued (awaiting a sign-off)"]
@@ -297,7 +302,7 @@ def write_output(results: list[Result], env: Mapping[str, str] | None = None) ->
         return
     worst = next((r for r in results if r.exit_code == exit_code(results)), None)
     with open(path, "a", encoding="utf-8") as out:
-        out.write(f"verdict={worst.label if worst else 'NONE'}\n")
+        out.write(f"verdict={worst.outcome if worst else 'NONE'}\n")
 
 
 async def verify_pr(target: str, publish: bool) -> tuple[list[Result], CallStats]:
@@ -322,6 +327,7 @@ def main(target: str | None, event_file: str | None, publish: bool, as_json: boo
             outcome = asyncio.run(verify_event(event_file, publish))
             if isinstance(outcome, str):
                 print(nothing_to_verify(outcome))
+                write_output([])
                 return 0
             results, stats = outcome
         elif target is not None:
@@ -331,9 +337,13 @@ def main(target: str | None, event_file: str | None, publish: bool, as_json: boo
     except CannotRun as exc:
         print(f"signoff-bot verify: {str(exc).splitlines()[0] if str(exc) else 'cannot run'}", file=sys.stderr)
         return COULD_NOT_RUN
+    except Exception as exc:  # noqa: BLE001 - one line, exit 2: the verification itself could not run
+        print(f"signoff-bot verify: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
+        return COULD_NOT_RUN
     if not results:
         print(nothing_to_verify("no job it caused verified a pull request (a comment that is no sign-off, or a "
                                 "workflow that is not the sweep)"))
+        write_output([])
         return 0
     print(report(results, stats, as_json, publish))
     write_output(results)

@@ -20,7 +20,7 @@ import pytest
 from app.fake_github import FakeGitHub
 from app.fake_github.payloads import ACTIONS_APP_ID
 from app.publish import CHECK_NAME
-from app.replay import DEMO_WORLD, replay
+from app.replay import DEMO_WORLD, replay, throwaway_key
 from app.verify import EXIT, CannotRun, parse_pr
 
 from .variants import e2e_variant, green_world, pull_of
@@ -145,6 +145,10 @@ def test_a_token_that_cannot_read_team_membership_leaves_a_team_only_owner_undec
     app = replay(world, PR).outcome.verdict  # the App reads the team: a member owns the paths
     assert app.results[0].status.value == "PASS", app.results[0].reason
     with FakeGitHub(world, tokens=TOKENS) as fake:
+        as_app = run_verify(monkeypatch, capsys, fake, TARGET, "--json", SIGNOFF_BOT_APP_ID="1",
+                            SIGNOFF_BOT_PRIVATE_KEY=throwaway_key())
+        assert json.loads(as_app.out)["checks"]["0"]["status"] == "PASS"  # verify with the App's credentials
+        fake.state.ledger.reset_stats()
         ran = run_verify(monkeypatch, capsys, fake, TARGET, "--json", GITHUB_TOKEN=TOKEN)
         asked = [c for c in fake.state.ledger.calls if "/teams/" in c.path]
     row = json.loads(ran.out)["checks"]["0"]
@@ -160,6 +164,11 @@ def test_output_for_a_workflow_step(fake, monkeypatch, capsys, tmp_path: Path):
     ran = run_verify(monkeypatch, capsys, fake, TARGET, GITHUB_TOKEN=TOKEN, GITHUB_OUTPUT=str(output))
     assert ran.code == 1
     assert output.read_text() == "verdict=REJECTED\n"
+    run_verify(monkeypatch, capsys, fake, TARGET, "--publish", GITHUB_TOKEN=TOKEN)  # the sign-off vouches for b2
+    as_user(fake, "core-maintainer", "POST", "/_fake/push", {"repo": REPO, "number": PR, "sha": "d4" * 20})
+    output.write_text("")
+    ran = run_verify(monkeypatch, capsys, fake, TARGET, "--publish", GITHUB_TOKEN=TOKEN, GITHUB_OUTPUT=str(output))
+    assert (ran.code, output.read_text()) == (1, "verdict=STALE\n"), ran.out
 
 
 def test_the_fake_takes_a_worlds_plain_tokens_within_their_permissions(tmp_path):
