@@ -23,9 +23,38 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from .verify import main as verify_main
+    """Print the verdicts; exit 0 PASS, 1 REJECTED, 3 NEEDS A MAINTAINER, 2 could not run (app/verify.py)."""
+    import asyncio
 
-    return verify_main(args.pr, args.event, args.publish, args.json)
+    from .event import nothing_to_verify, verify_event
+    from .verify import COULD_NOT_RUN, CannotRun, exit_code, report, verify_pr, write_output
+
+    try:
+        if args.event is not None:
+            outcome = asyncio.run(verify_event(args.event, args.publish))
+            if isinstance(outcome, str):
+                print(nothing_to_verify(outcome))
+                write_output([])
+                return 0
+            results, stats = outcome
+        elif args.pr is not None:
+            results, stats = asyncio.run(verify_pr(args.pr, args.publish))
+        else:
+            raise CannotRun("give a pull request (https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N) or --event FILE")
+    except CannotRun as exc:
+        print(f"signoff-bot verify: {str(exc).splitlines()[0] if str(exc) else 'cannot run'}", file=sys.stderr)
+        return COULD_NOT_RUN
+    except Exception as exc:  # noqa: BLE001 - one line, exit 2: the verification itself could not run
+        print(f"signoff-bot verify: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
+        return COULD_NOT_RUN
+    if not results:
+        print(nothing_to_verify("no job it caused verified a pull request (a comment that is no sign-off, or a "
+                                "workflow that is not the sweep)"))
+        write_output([])
+        return 0
+    print(report(results, stats, args.json, args.publish))
+    write_output(results)
+    return exit_code(results)
 
 
 def _backtest(args: argparse.Namespace) -> int:

@@ -19,11 +19,9 @@ MAINTAINER, 2 the verification could not run, with one line saying why.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -316,35 +314,3 @@ async def verify_pr(target: str, publish: bool) -> tuple[list[Result], CallStats
     except GitHubError as exc:
         raise CannotRun(one_line(exc, acc.via, f"{repo}#{number}")) from None
     return results, acc.stats
-
-
-def main(target: str | None, event_file: str | None, publish: bool, as_json: bool) -> int:
-    """The command: print the verdicts, return the exit code."""
-    from .event import nothing_to_verify, verify_event
-
-    try:
-        if event_file is not None:
-            outcome = asyncio.run(verify_event(event_file, publish))
-            if isinstance(outcome, str):
-                print(nothing_to_verify(outcome))
-                write_output([])
-                return 0
-            results, stats = outcome
-        elif target is not None:
-            results, stats = asyncio.run(verify_pr(target, publish))
-        else:
-            raise CannotRun("give a pull request (https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N) or --event FILE")
-    except CannotRun as exc:
-        print(f"signoff-bot verify: {str(exc).splitlines()[0] if str(exc) else 'cannot run'}", file=sys.stderr)
-        return COULD_NOT_RUN
-    except Exception as exc:  # noqa: BLE001 - one line, exit 2: the verification itself could not run
-        print(f"signoff-bot verify: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
-        return COULD_NOT_RUN
-    if not results:
-        print(nothing_to_verify("no job it caused verified a pull request (a comment that is no sign-off, or a "
-                                "workflow that is not the sweep)"))
-        write_output([])
-        return 0
-    print(report(results, stats, as_json, publish))
-    write_output(results)
-    return exit_code(results)
