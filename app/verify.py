@@ -245,8 +245,9 @@ async def run_jobs(acc: Access, specs: list[JobSpec], before: Sequence[tuple[str
 
 
 def _result(store: SqliteStore, checks: Recording, repo: str, pr: int) -> Result:
-    recorded = (store.last_verdict(repo, pr) or {}).get("label", "UNKNOWN")
     done = checks.last.get(pr)
+    head = done.snapshot.pr.head_sha if done else ""
+    recorded = (store.verdict_for(repo, pr, head) or {}).get("label", "UNKNOWN")
     writes: list[str] = []
     audit = store.audit(repo, pr)
     if recorded not in NOT_A_VERDICT and audit:
@@ -259,9 +260,13 @@ def _result(store: SqliteStore, checks: Recording, repo: str, pr: int) -> Result
 
 
 async def dry_run(acc: Access, repo: str, number: int) -> Result:
-    """Gather and check as the App does; publish nothing."""
+    """Gather and check as the App does; publish nothing. What the verify job would record: SKIPPED for a
+    closed or draft PR, NO_SIGNOFF without a sign-off (it posts no verdict then), else the verdict."""
     outcome = await verify(acc.gh, repo, number, utc_now(), acc.bot_login, publish=False)
-    return Result(repo, number, outcome.verdict.label, outcome.snapshot, outcome.verdict)
+    snap, verdict = outcome.snapshot, outcome.verdict
+    recorded = ("SKIPPED" if snap.pr.state != "open" or snap.pr.draft else
+                "NO_SIGNOFF" if verdict.signoff is None else verdict.label)
+    return Result(repo, number, recorded, snap, verdict)
 
 
 # --- printing ------------------------------------------------------------------------------------------

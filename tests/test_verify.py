@@ -218,3 +218,18 @@ def test_verify_on_a_world_served_by_fake_github_prints_the_verdict_replay_print
                 "extra": {n: c["status"] for n, c in shown["extra"].items()}}
 
     assert verdict(ours) == verdict(theirs)
+
+
+def test_a_pull_request_without_a_signoff_waits_for_one(tmp_path, monkeypatch, capsys):
+    def unsigned(data: dict) -> None:
+        pull_of(data)["issue_comments"] = []
+
+    with FakeGitHub(e2e_variant(tmp_path, unsigned), tokens=TOKENS) as fake:
+        dry = run_verify(monkeypatch, capsys, fake, TARGET, GITHUB_TOKEN=TOKEN)
+        published = run_verify(monkeypatch, capsys, fake, TARGET, "--publish", GITHUB_TOKEN=TOKEN)
+        runs = checks_of(fake, "b2" * 20)
+    for ran in (dry, published):
+        assert ran.code == 0, ran.out + ran.err
+        assert f"{REPO}#{PR}: no CODEOWNER sign-off yet; the check run waits for one" in ran.out
+    assert [(r["status"], r["output"]["title"]) for r in runs] == [("queued", "Awaiting a CODEOWNER sign-off")]
+    assert sticky_comments(fake) == []
