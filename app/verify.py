@@ -131,13 +131,14 @@ async def access(repo: str, env: Mapping[str, str] | None = None) -> Access:
     app = app_client(settings.app_id, settings.private_key, settings.github_url)
     try:
         async with app:
-            found = await call(f"the App's installation on {repo}", app.rest.apps.async_get_repo_installation,
-                               owner, name)
+            installed = await call(f"the App's installation on {repo}", app.rest.apps.async_get_repo_installation,
+                                   owner, name)
     except GitHubError as exc:
         if exc.status == 404:
             raise CannotRun(f"the App (id {settings.app_id}) is not installed on {repo}") from None
         raise CannotRun(one_line(exc, "the App's credentials")) from None
-    gh = installation_client(settings.app_id, settings.private_key, found.parsed_data.id, settings.github_url, stats)
+    gh = installation_client(settings.app_id, settings.private_key, installed.parsed_data.id, settings.github_url,
+                             stats)
     return Access(gh, stats, settings.bot_login, "the App's installation")
 
 
@@ -213,7 +214,8 @@ class Result:
 
     def note(self) -> str | None:
         """A line for what the verdict alone does not say."""
-        return {"NO_SIGNOFF": f"{self.repo}#{self.pr}: no CODEOWNER sign-off yet; the check run waits for one",
+        return {"NO_SIGNOFF": f"{self.repo}#{self.pr}: no CODEOWNER sign-off yet; nothing to verify until one is "
+                              "posted",
                 "SKIPPED": f"{self.repo}#{self.pr}: closed or draft; nothing to verify",
                 "STALE": f"{self.repo}#{self.pr}: the sign-off does not vouch for this content (it was first "
                          "verified on another diff): a fresh sign-off is needed (check run action_required)",

@@ -230,6 +230,6 @@ def test_a_pull_request_without_a_signoff_waits_for_one(tmp_path, monkeypatch, c
         runs = checks_of(fake, "b2" * 20)
     for ran in (dry, published):
         assert ran.code == 0, ran.out + ran.err
-        assert f"{REPO}#{PR}: no CODEOWNER sign-off yet; the check run waits for one" in ran.out
+        assert f"{REPO}#{PR}: no CODEOWNER sign-off yet; nothing to verify until one is posted" in ran.out
     assert [(r["status"], r["output"]["title"]) for r in runs] == [("queued", "Awaiting a CODEOWNER sign-off")]
     assert sticky_comments(fake) == []
