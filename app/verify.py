@@ -29,6 +29,7 @@ from pathlib import Path
 
 from githubkit import GitHub
 
+from checks import standing
 from checks.result import Verdict
 from checks.rule import Rule
 from checks.snapshot import Snapshot
@@ -198,6 +199,7 @@ class Result:
     snapshot: Snapshot | None = None
     verdict: Verdict | None = None
     writes: list[str] = field(default_factory=list)
+    reason: str = ""  # why a fresh sign-off is needed, when it is known here
 
     @property
     def exit_code(self) -> int:
@@ -217,8 +219,8 @@ class Result:
         return {"NO_SIGNOFF": f"{self.repo}#{self.pr}: no CODEOWNER sign-off yet; nothing to verify until one is "
                               "posted",
                 "SKIPPED": f"{self.repo}#{self.pr}: closed or draft; nothing to verify",
-                "STALE": f"{self.repo}#{self.pr}: the sign-off does not vouch for this content (it was first "
-                         "verified on another diff): a fresh sign-off is needed (check run action_required)",
+                "STALE": f"{self.repo}#{self.pr}: a fresh sign-off is needed (check run action_required): "
+                         + (self.reason or "the sign-off was first verified on other content"),
                 }.get(self.recorded)
 
 
@@ -263,12 +265,22 @@ def _result(store: SqliteStore, checks: Recording, repo: str, pr: int) -> Result
 
 async def dry_run(acc: Access, repo: str, number: int) -> Result:
     """Gather and check as the App does; publish nothing. What the verify job would record: SKIPPED for a
-    closed or draft PR, NO_SIGNOFF without a sign-off (it posts no verdict then), else the verdict."""
+    closed or draft PR, NO_SIGNOFF without a sign-off, STALE when a fresh one is needed (it posts no verdict
+    then), else the verdict."""
     outcome = await verify(acc.gh, repo, number, utc_now(), acc.bot_login, publish=False)
     snap, verdict = outcome.snapshot, outcome.verdict
-    recorded = ("SKIPPED" if snap.pr.state != "open" or snap.pr.draft else
-                "NO_SIGNOFF" if verdict.signoff is None else verdict.label)
-    return Result(repo, number, recorded, snap, verdict)
+    if snap.pr.state != "open" or snap.pr.draft:
+        return Result(repo, number, "SKIPPED", snap, verdict)
+    if verdict.signoff is None:
+        return Result(repo, number, "NO_SIGNOFF", snap, verdict)
+    # whether the sign-off still vouches for this diff, by the records in the verifier's check runs on the
+    # PR's commits (the verify job reads the same, and its database's pin, which a dry run has none of)
+    texts = (c.record for c in snap.check_runs if c.record)
+    records = [r for r in map(standing.Record.from_json, texts) if r is not None and r.pr == number]
+    fresh = standing.decide(verdict.signoff, standing.content(snap), snap.pr.head_sha, None, records)
+    if fresh.needs_signoff:
+        return Result(repo, number, "STALE", snap, verdict, reason=fresh.reason)
+    return Result(repo, number, verdict.label, snap, verdict)
 
 
 # --- printing ------------------------------------------------------------------------------------------

@@ -130,6 +130,10 @@ def test_with_no_database_a_push_after_the_signoff_is_caught_from_the_check_run_
     assert checks_of(fake, "c3" * 20)[-1]["conclusion"] == "failure"  # the verdict, REJECTED as before
     # a changed diff is not
     as_user(fake, "core-maintainer", "POST", "/_fake/push", {"repo": REPO, "number": PR, "sha": "d4" * 20})
+    dry = run_verify(monkeypatch, capsys, fake, TARGET, GITHUB_TOKEN=TOKEN)  # the dry run reads the records too
+    assert dry.code == 1
+    assert f"{REPO}#{PR}: a fresh sign-off is needed (check run action_required): The pull request's content " \
+           "changed since nv-owner's sign-off was verified at b2b2b2b2" in dry.out
     changed = run_verify(monkeypatch, capsys, fake, TARGET, "--publish", GITHUB_TOKEN=TOKEN)
     assert changed.code == 1
     assert "a fresh sign-off is needed" in changed.out
