@@ -73,6 +73,9 @@ WRITE_PERMISSION = {
 }
 
 
+PERSONAL = "; a personal token can never write check runs"
+
+
 class CannotRun(Exception):
     """The verification could not run; the message is the one line that says why."""
 
@@ -152,7 +155,8 @@ def one_line(exc: GitHubError, via: str, pr: str = "") -> str:
     permission = WRITE_PERMISSION.get(what)
     if permission and exc.status in (403, 404):
         return (f"{via} lacks the {permission} permission: GitHub answered {exc.status} to \"{what}\" "
-                "(grant it in the workflow's permissions, or use the App)")
+                f"(grant it in the workflow's permissions{PERSONAL if permission == 'checks: write' else ''}, "
+                "or use the App)")
     if exc.status == 404 and what.startswith("pull #"):
         return f"no such pull request {pr or what}: GitHub answered 404 ({via} cannot read it, or it does not exist)"
     if exc.transient:
