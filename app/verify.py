@@ -73,7 +73,7 @@ WRITE_PERMISSION = {
 }
 
 
-PERSONAL = "; a personal token can never write check runs"
+PERSONAL = " (a personal token can never write check runs)"
 
 
 class CannotRun(Exception):
@@ -154,9 +154,8 @@ def one_line(exc: GitHubError, via: str, pr: str = "") -> str:
         return f"GitHub refused {via} (401 Bad credentials): {what}"
     permission = WRITE_PERMISSION.get(what)
     if permission and exc.status in (403, 404):
-        return (f"{via} lacks the {permission} permission: GitHub answered {exc.status} to \"{what}\" "
-                f"(grant it in the workflow's permissions{PERSONAL if permission == 'checks: write' else ''}, "
-                "or use the App)")
+        return (f"{via} lacks the {permission} permission: GitHub answered {exc.status} to \"{what}\"; grant it "
+                f"in the workflow's permissions{PERSONAL if permission == 'checks: write' else ''}, or use the App")
     if exc.status == 404 and what.startswith("pull #"):
         return f"no such pull request {pr or what}: GitHub answered 404 ({via} cannot read it, or it does not exist)"
     if exc.transient:

@@ -110,8 +110,8 @@ def test_a_token_without_checks_write_is_named(fake, monkeypatch, capsys):
     ran = run_verify(monkeypatch, capsys, fake, TARGET, "--publish", GITHUB_TOKEN=NO_CHECKS)
     assert ran.code == 2
     assert ran.err.strip() == ("signoff-bot verify: GITHUB_TOKEN lacks the checks: write permission: GitHub answered "
-                               "403 to \"create check run\" (grant it in the workflow's permissions; a personal "
-                               "token can never write check runs, or use the App)")
+                               "403 to \"create check run\"; grant it in the workflow's permissions (a personal "
+                               "token can never write check runs), or use the App")
     assert checks_of(fake, "b2" * 20) == []
 
 
