@@ -30,6 +30,8 @@ def _verify(args: argparse.Namespace) -> int:
     from .verify import COULD_NOT_RUN, CannotRun, exit_code, report, verify_pr, write_output
 
     try:
+        if args.event is not None and args.pr is not None:
+            raise CannotRun("give a pull request or --event FILE, not both")
         if args.event is not None:
             outcome = asyncio.run(verify_event(args.event, args.publish))
             if isinstance(outcome, str):

@@ -102,6 +102,17 @@ def test_exit_codes_name_why_it_could_not_run(fake, monkeypatch, capsys):
     assert ran.code == 2 and f"no such pull request {REPO}#99: GitHub answered 404" in ran.err
     ran = run_verify(monkeypatch, capsys, fake, "not-a-pr", GITHUB_TOKEN=TOKEN)
     assert ran.code == 2 and "is not a pull request" in ran.err
+    ran = run_verify(monkeypatch, capsys, fake, TARGET, GITHUB_TOKEN=TOKEN, SIGNOFF_BOT_CHECKS_APP_ID="actions")
+    assert ran.code == 2 and "SIGNOFF_BOT_CHECKS_APP_ID must be a number" in ran.err
+    ran = run_verify(monkeypatch, capsys, fake, TARGET, "--event", "event.json", GITHUB_TOKEN=TOKEN)
+    assert ran.code == 2 and "not both" in ran.err
+    ran = run_verify(monkeypatch, capsys, fake, GITHUB_TOKEN=TOKEN)
+    assert ran.code == 2 and "give a pull request" in ran.err
+    ran = run_verify(monkeypatch, capsys, fake, TARGET, SIGNOFF_BOT_APP_ID="1", SIGNOFF_BOT_PRIVATE_KEY="not a key")
+    assert ran.code == 2 and "the private key is not PEM text" in ran.err
+    ran = run_verify(monkeypatch, capsys, fake, "someone/else#1", SIGNOFF_BOT_APP_ID="1",
+                     SIGNOFF_BOT_PRIVATE_KEY=throwaway_key())
+    assert ran.code == 2 and "the App (id 1) is not installed on someone/else" in ran.err
     assert all(len(line.splitlines()) == 1 for line in (ran.err,))
     assert fake.state.ledger.writes == []
 
