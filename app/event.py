@@ -4,7 +4,10 @@ The event's payload is what GitHub would have delivered to the App (Actions hand
 JSON); `app.webhooks.route` decides which jobs it causes, and `app.verify.run_jobs` runs them and every
 job they queue, as the App's workers would: a sign-off comment, review or review comment (or its edit)
 is re-read and verified; `/reuse-sweep-run` is validated and acknowledged; `/signoff-recheck` verifies;
-a completed sweep workflow verifies the PRs it ran for. `workflow_dispatch` with a `comment_url` input
+a completed sweep workflow verifies the PRs it ran for; a push to the PR (`pull_request_target`
+synchronize, or `pull_request`) verifies it again when the head it replaced holds the verifier's record
+(so a force push cannot carry a sign-off to content it was not given on), and an opened PR gets its
+check run "awaiting a sign-off". `workflow_dispatch` with a `comment_url` input
 (a link to a comment, review or review comment on a pull request) is that comment's job. Whatever else
 the workflow was started by is nothing to verify.
 
@@ -28,9 +31,14 @@ from .store import JobSpec
 from .verify import Access, CannotRun, Result, access, bot_login, dry_run, one_line, run_jobs
 from .webhooks import COMMENT_KINDS, Unusable, route
 
-# The events the Action is started by (examples/signoff-verify.yml) that the App's router takes as well.
-ROUTED = ("issue_comment", "pull_request_review", "pull_request_review_comment", "workflow_run")
+# The events the Action is started by (examples/signoff-verify.yml) that the App's router takes as well;
+# pull_request_target is pull_request (the same payload) run from the base branch's workflow.
+ROUTED = ("issue_comment", "pull_request_review", "pull_request_review_comment", "workflow_run", "pull_request")
+AS_ROUTED = {"pull_request_target": "pull_request"}
 DISPATCH = "workflow_dispatch"
+# The App's recipe lint on every push (the `signoff-bot lint` check run) is the App's: a workflow token's
+# requests are better spent on the sign-off (the verdict comment carries the lint findings as advice).
+NOT_RUN = ("lint",)
 NO_INSTALLATION = 1  # what a workflow's event is taken to name: any; the command's credentials act
 _COMMENT_URL = re.compile(
     r"^https?://[^/]+/(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/pull/(?P<pr>\d+)(?:/files|/changes)?"
@@ -67,19 +75,21 @@ def jobs_of(event: str, payload: Any, repository: str, bot_login: str) -> list[J
         if not isinstance(url, str) or not url.strip():
             return "workflow_dispatch without a comment_url input"
         return [comment_job(url, repository)]
-    if event not in ROUTED:
+    routed_as = AS_ROUTED.get(event, event)
+    if routed_as not in ROUTED:
         return (f"{event or 'an unnamed event'} is not a sign-off trigger (the Action verifies on "
-                f"{', '.join(ROUTED)} and {DISPATCH} with comment_url)")
+                f"{', '.join((*ROUTED, *AS_ROUTED))} and {DISPATCH} with comment_url)")
     given = payload.get("installation")
     delivery = {**payload, "installation": given if isinstance(given, dict) and given.get("id")
                 else {"id": NO_INSTALLATION}}
     if not isinstance(payload.get("repository"), dict):
         delivery["repository"] = {"full_name": repository}
     try:
-        routed = route(event, delivery, bot_login, CHECK_NAME)
+        routed = route(routed_as, delivery, bot_login, CHECK_NAME)
     except Unusable as exc:
         raise CannotRun(f"the {event} event cannot be used: {exc}") from None
-    return routed.jobs or (routed.ignored or f"{event} {routed.action} causes no job")
+    jobs = [j for j in routed.jobs if j.kind not in NOT_RUN]
+    return jobs or (routed.ignored or f"{event} {routed.action} causes no job of the Action's")
 
 
 def load(path: str) -> Any:

@@ -77,7 +77,7 @@ def test_no_expression_is_expanded_in_a_run_line(path: Path):
     assert all("${{" not in run for run in runs)
 
 
-def test_the_example_asks_for_the_least_permissions_and_the_four_triggers():
+def test_the_example_asks_for_the_least_permissions_and_its_triggers():
     workflow = load(EXAMPLE)
     assert workflow["permissions"] == {}
     [job] = workflow["jobs"].values()
@@ -85,7 +85,7 @@ def test_the_example_asks_for_the_least_permissions_and_the_four_triggers():
     assert job["name"] != "codeowner-signoff-verify"  # its own check run would take the verifier's name
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
     assert set(triggers) == {"issue_comment", "pull_request_review", "pull_request_review_comment",
-                             "workflow_dispatch"}
+                             "workflow_dispatch", "pull_request_target"}
     assert "comment_url" in triggers["workflow_dispatch"]["inputs"]
     [step] = job["steps"]
     assert re.fullmatch(r"[\w.-]+/signoff-bot@[0-9a-f]{40}", step["uses"])  # pinned to a commit

@@ -17,6 +17,7 @@ import pytest
 
 from app.event import jobs_of
 from app.fake_github import FakeGitHub
+from app.publish import CHECK_NAME
 from app.verify import CannotRun
 
 from .conftest import present
@@ -25,6 +26,7 @@ from .variants import e2e_variant, pull_of
 from .verifyhost import PR, REPO, TOKEN, TOKENS, as_user, run_verify, sticky_comments, writes
 
 SIGNOFF_ID, REVIEW_ID, REVIEW_COMMENT_ID = 5001, 7001, 7002
+HEAD, FORCED = "b2" * 20, "e5" * 20  # PR #42's head; a commit on main's tip instead: a force push
 SWEEP = ".github/workflows/run-sweep.yml"
 
 
@@ -100,7 +102,7 @@ NOT_VERIFYING = [
     ("workflow_run", "workflow_run/completed.with-pull-requests.payload.json", "",
      "no job it caused verified a pull request"),  # .github/workflows/test.yml is not the sweep
     ("issue_comment", "issue_comment/deleted.payload.json", "", "issue_comment deleted is not a trigger"),
-    ("pull_request", "pull_request/opened.payload.json", "", "pull_request is not a sign-off trigger"),
+    ("pull_request_target", "pull_request/closed.payload.json", "", "pull_request closed is not a trigger"),
     ("check_run", "check_run/rerequested.payload.json", "", "check_run is not a sign-off trigger"),
     ("pull_request_review", "pull_request_review/dismissed.payload.json", "", "is not a trigger"),
 ]
@@ -180,3 +182,38 @@ def test_a_dry_run_of_an_event_writes_nothing(fake, tmp_path, monkeypatch, capsy
                      GITHUB_EVENT_NAME="issue_comment", GITHUB_REPOSITORY=REPO)
     assert ran.code == 1 and "Dry run: nothing posted" in ran.out
     assert fake.state.ledger.writes == []
+
+
+def test_an_opened_pull_request_gets_its_check_run_awaiting_a_signoff(fake, tmp_path, monkeypatch, capsys):
+    path = event_file(tmp_path, as_workflow_gets_it("pull_request/opened.payload.json"))
+    ran = run_verify(monkeypatch, capsys, fake, "--event", path, "--publish", GITHUB_TOKEN=TOKEN,
+                     GITHUB_EVENT_NAME="pull_request_target", GITHUB_REPOSITORY=REPO)
+    assert ran.code == 0 and ran.out.startswith("nothing to verify: "), ran.err
+    repo = fake.state.repo(*REPO.split("/"))
+    [run] = [c for c in repo.check_runs.values() if c["name"] == CHECK_NAME]
+    assert (run["head_sha"], run["status"], run["output"]["title"]) == (HEAD, "queued", "Awaiting a CODEOWNER sign-off")
+    assert "POST /repos/{owner}/{repo}/check-runs" in writes(fake) and sticky_comments(fake) == []
+
+
+def test_a_force_push_after_the_signoff_needs_a_fresh_one(fake, tmp_path, monkeypatch, capsys):
+    """The push's event names the head it replaced, whose check run holds the record; without it, the
+    commits that carried the record are no longer the PR's and nothing would say what was signed."""
+    env = {"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": REPO}
+    assert run_verify(monkeypatch, capsys, fake, f"{REPO}#{PR}", "--publish", **env).code == 1  # pinned to b2
+    as_user(fake, "core-maintainer", "POST", "/_fake/push", {"repo": REPO, "number": PR, "sha": FORCED})
+
+    def pushed(data: dict[str, Any]) -> None:
+        data.update(before=HEAD, after=FORCED)
+
+    path = event_file(tmp_path, as_workflow_gets_it("pull_request/synchronize.payload.json", pushed))
+    ran = run_verify(monkeypatch, capsys, fake, "--event", path, "--publish", GITHUB_EVENT_NAME="pull_request_target",
+                     **env)
+    assert ran.code == 1 and "a fresh sign-off is needed" in ran.out, ran.out + ran.err
+    repo = fake.state.repo(*REPO.split("/"))
+    [run] = [c for c in repo.check_runs.values() if c["name"] == CHECK_NAME and c["head_sha"] == FORCED]
+    assert run["conclusion"] == "action_required"
+    # and so it stays: the record moved to the new head's check run
+    again = event_file(tmp_path, as_workflow_gets_it("issue_comment/edited.payload.json", set_id("comment", SIGNOFF_ID)))
+    ran = run_verify(monkeypatch, capsys, fake, "--event", again, "--publish", GITHUB_EVENT_NAME="issue_comment",
+                     **env)
+    assert ran.code == 1 and "a fresh sign-off is needed" in ran.out
