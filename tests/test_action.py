@@ -130,19 +130,27 @@ def fresh_python(tmp: Path) -> Path:
     return venv / "bin"
 
 
-def run_action(tmp: Path, python_bin: Path, fake: FakeGitHub, event: dict, temp: Path) -> tuple[dict[str, str], list]:
+def action_checkout(tmp: Path) -> Path:
+    """The action as a runner downloads it for `uses:`: this repository's files at its ref (its build
+    writes there, not into this checkout)."""
+    return Path(shutil.copytree(ROOT, tmp / "action", ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", "__pycache__", ".pytest_cache")))
+
+
+def run_action(tmp: Path, python_bin: Path, fake: FakeGitHub, event: dict, temp: Path,
+               action_path: Path) -> tuple[dict[str, str], list]:
     """Every step of action.yml in order, until one fails; (the action's outputs, each run step's (name, exit
     code, stdout, stderr))."""
-    action = load(ACTION)
+    action = load(action_path / "action.yml")
     event_path = tmp / "event.json"
     event_path.write_text(json.dumps(event), encoding="utf-8")
     runner = {"PATH": f"{python_bin}{os.pathsep}/usr/bin{os.pathsep}/bin", "HOME": str(tmp / "home"),
               "GITHUB_ACTIONS": "true", "CI": "true", "GITHUB_EVENT_NAME": "issue_comment",
               "GITHUB_EVENT_PATH": str(event_path), "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": fake.url,
-              "GITHUB_ACTION_PATH": str(ROOT), "RUNNER_OS": "Linux", "RUNNER_TEMP": str(temp),
+              "GITHUB_ACTION_PATH": str(action_path), "RUNNER_OS": "Linux", "RUNNER_TEMP": str(temp),
               # offline: the only deviation from a runner (see the module's docstring)
               "PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    contexts = {"github.token": TOKEN, "github.action_path": str(ROOT), "github.api_url": fake.url,
+    contexts = {"github.token": TOKEN, "github.action_path": str(action_path), "github.api_url": fake.url,
                 "runner.temp": str(temp)}
     contexts.update({f"inputs.{name}": evaluate(str(spec.get("default", "")), contexts)
                      for name, spec in action["inputs"].items()})
@@ -175,12 +183,13 @@ def test_the_actions_steps_run_as_a_runner_runs_them(tmp_path: Path):
                "comment": {"id": 5001, "user": {"login": "nv-owner", "type": "User"}},
                "repository": {"full_name": REPO}, "sender": {"login": "nv-owner"}}
     python_bin = fresh_python(tmp_path)
+    action = action_checkout(tmp_path)
     temp = tmp_path / "runner-temp"
     temp.mkdir()
     (tmp_path / "first").mkdir()
     (tmp_path / "second").mkdir()
     with FakeGitHub(E2E_WORLD, tokens=TOKENS) as fake:
-        outputs, ran = run_action(tmp_path / "first", python_bin, fake, signoff, temp)
+        outputs, ran = run_action(tmp_path / "first", python_bin, fake, signoff, temp, action)
         names = [r[0] for r in ran]
         assert names == ["Name the wheel cache after this action's source", "Install signoff-bot",
                          "Verify the sign-off"], ran
@@ -193,10 +202,10 @@ def test_the_actions_steps_run_as_a_runner_runs_them(tmp_path: Path):
         built = wheel.stat().st_mtime_ns
 
         # the next run: the cache restored the wheel, which is installed as it is; the comment is edited
-        outputs, ran = run_action(tmp_path / "second", python_bin, fake, signoff, temp)
+        outputs, ran = run_action(tmp_path / "second", python_bin, fake, signoff, temp, action)
         assert [code for _n, code, _o, _e in ran] == [0, 0, 1] and outputs == {"verdict": "REJECTED"}
         assert wheel.stat().st_mtime_ns == built
         assert len(sticky_comments(fake)) == 1
         installed = subprocess.run([str(python_bin / "python"), "-c", "import app; print(app.__file__)"],
                                    cwd=tmp_path, capture_output=True, text=True, check=True).stdout
-        assert str(ROOT) not in installed  # the verification ran the installed wheel, not this checkout
+        assert str(ROOT) not in installed and str(action) not in installed  # the installed wheel ran

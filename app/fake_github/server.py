@@ -48,7 +48,8 @@ def create_app(worlds: Sequence[World | str | Path], webhook_url: str | None = N
                storage_url: str | None = None, tokens: Sequence[str] = ()) -> FastAPI:
     """The server for `worlds` (World objects or directories); its state is `app.state.github`.
     `storage_url` (http://127.0.0.1:PORT, a second socket of the same server) is the artifact storage
-    host; without it downloads are served by the API host itself."""
+    host; without it downloads are served by the API host itself. `tokens`: workflow tokens it accepts beside
+    the worlds' own (`TOKEN[:perm,perm]`, `PlainToken.parse`)."""
     state = GitHubState.from_worlds([w if isinstance(w, World) else World.load(w) for w in worlds])
     state.webhook.url, state.webhook.secret = webhook_url, webhook_secret
     state.storage_url = storage_url
