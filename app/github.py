@@ -222,6 +222,26 @@ def token_client(token: str, base_url: str, stats: CallStats | None = None) -> G
     return client(TokenAuthStrategy(token), base_url, stats)
 
 
+# The GitHub Actions app on github.com: what a workflow's GITHUB_TOKEN writes (check runs, statuses) is its.
+ACTIONS_APP_ID = 15368
+
+
+@dataclass
+class WorkflowTokenAuth(TokenAuthStrategy):
+    """A plain token (a workflow's GITHUB_TOKEN, or a person's): `app_id` is the app whose check runs it writes
+    and whose records it reads (`app_id_of`: GitHub Actions for a workflow token); such a token cannot read
+    organisation team membership, so GitHub's 404 there means "unknown", not "not a member"
+    (`reads_teams`)."""
+
+    app_id: int = ACTIONS_APP_ID
+    reads_teams: bool = False
+
+
+def reads_teams(gh: GitHub) -> bool:
+    """Whether the client's 404 on a team membership means "not a member" (an App with members: read)."""
+    return getattr(gh.auth, "reads_teams", True)
+
+
 def write_wave(gh: GitHub) -> contextlib.AbstractAsyncContextManager[None]:
     """Send the writes made within as one wave, alone among the installation's writes (app/backoff.py)."""
     gate = gh.config.throttler

@@ -159,9 +159,9 @@ class JobRunner:
     async def _comment(self, job: Job, gh: GitHub) -> None:
         owner, name = job.repo.split("/", 1)
         kind, cid = job.payload["comment_kind"], int(job.payload["comment_id"])
-        pull = await self._pull(gh, job.repo, job.pr)
+        pull, comment = await asyncio.gather(self._pull(gh, job.repo, job.pr),
+                                             self._read_comment(gh, job.repo, job.pr, kind, cid))
         policy = await self._policy(gh, job.repo, pull.base.ref)
-        comment = await self._read_comment(gh, job.repo, job.pr, kind, cid)
         if comment is None or signoff.is_bot(comment, self.settings.bot_login):
             return
         # An edit may also have made a sign-off no sign-off: re-verify a PR that had a verdict.
