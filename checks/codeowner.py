@@ -103,16 +103,21 @@ def check(ctx: Context) -> CheckResult:
     unverified = [r for r in rows if r.kind == "unverified"]
     if unverified and not definite:
         first = unverified[0]
-        return _fail(f"cannot decide whether {signer} owns {first.path}: {path}:{first.rule.line} lists only "
-                     f"{_owner_list(first.rule)}; {_unknowable(first.rule, member)}, and {signer} is not "
-                     f"a named owner of any changed path; a named owner must sign off{note}")
+        return CheckResult.undecided(
+            NUMBER, NAME, f"whether {signer} owns {first.path}: {path}:{first.rule.line} lists only "
+                          f"{_owner_list(first.rule)}; {_unknowable(first.rule, member)}, and {signer} is not "
+                          f"a named owner of any changed path; a maintainer who knows the team confirms it, or a "
+                          f"named owner signs off{note}")
     defaults = [r for r in rows if r.kind == "default"]
     if defaults and not _recognized(signer, owners, member):
         unknown = [t for t in owners.teams if member(t) is None]
-        why = (f" (membership of {', '.join('@' + t for t in unknown)} could not be read: {UNREADABLE_TEAMS})"
-               if unknown else "")
+        if unknown:
+            return CheckResult.undecided(
+                NUMBER, NAME, f"whether {signer} is a CODEOWNER: not named in {path}, and membership of "
+                              f"{', '.join('@' + t for t in unknown)} could not be read ({UNREADABLE_TEAMS}); "
+                              f"a maintainer who knows the team confirms it, or a CODEOWNER signs off{note}")
         return _fail(f"{signer} is not a CODEOWNER: not named in {path} nor a known member of its "
-                     f"teams{why}; a CODEOWNER must sign off{note}")
+                     f"teams; a CODEOWNER must sign off{note}")
     if ctx.policy.block_self_signoff and signer.lower() == ctx.snap.pr.author.lower():
         return _fail(f"{signer} signed off their own PR; block_self_signoff requires another CODEOWNER")
     return CheckResult(NUMBER, NAME, Status.PASS, _pass_reason(signer, path, owners, rows, member) + note)
