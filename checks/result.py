@@ -74,6 +74,7 @@ class CheckResult:
     # What the row could judge only with a sign-off that the snapshot lacks (a git history has none): what
     # the repository provides and the sign-off must link ("the sign-off must link docs/waiver/2508.md").
     notes: tuple[str, ...] = ()
+    internal_error: str = ""  # the traceback of the rule's own exception (a bug), for the app to log; never shown
 
     @property
     def passed(self) -> bool:

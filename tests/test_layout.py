@@ -15,7 +15,7 @@ PACKAGES = ("checks", "app")
 PURE_STDLIB = {
     "__future__", "ast", "bisect", "collections", "dataclasses", "datetime", "difflib", "enum", "fnmatch",
     "functools", "hashlib", "itertools", "json", "math", "operator", "posixpath", "re", "shlex", "sys",
-    "types", "typing", "urllib",
+    "traceback", "types", "typing", "urllib",
 }
 PARSERS = {"yaml", "tree_sitter", "tree_sitter_bash", "markdown_it"}
 CLOCK_CALLS = {"now", "today", "utcnow", "time", "monotonic", "perf_counter", "getenv"}

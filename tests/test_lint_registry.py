@@ -66,6 +66,7 @@ def test_a_check_that_raises_fails_closed_on_its_row():
     [row] = v.results
     assert (row.number, row.status) == (4, Status.FAIL)
     assert row.reason == "internal error while checking (RuntimeError: bug); fails closed"
+    assert row.internal_error.startswith("RuntimeError\n") and "in _broken" in row.internal_error  # for the log
 
 
 def lint_findings_of(c, rules: tuple[Rule, ...]) -> list[Finding]:
