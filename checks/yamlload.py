@@ -21,6 +21,8 @@ from typing import Any
 
 import yaml
 
+from . import progress
+
 try:  # libyaml is in every PyYAML wheel; the pure-Python parser is a fallback.
     _Loader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover
@@ -91,6 +93,14 @@ def load(text: str, line_offset: int = 0) -> Any:
 
     `line_offset` is added to every line (for a block cut out of a larger file).
     """
+    progress.reading(text)
+    try:
+        return _load(text, line_offset)
+    finally:
+        progress.reading(None)
+
+
+def _load(text: str, line_offset: int) -> Any:
     if len(text) > MAX_BYTES:
         raise YamlProblem(1 + line_offset, f"file is larger than {MAX_BYTES // 1_000_000} MB; not parsed")
     try:
