@@ -168,6 +168,13 @@ class Script:
         self._runs: dict[tuple, list[tuple[Given, dict[str, bool | None], object]]] = {}
         self._shared: dict = {}  # what the interpreter reads of a statement alone, for every run (`_Plan`s)
 
+    @property
+    def unread(self) -> tuple[tuple[int, int], ...]:
+        """(first, last) lines whose commands no reader saw: past the read cut (`MAX_SCRIPT` characters), or
+        lines tree-sitter could not read (nesting deeper than `MAX_NESTING`, or past its read budget). What
+        they run is not known: a check that depends on it cannot pass."""
+        return self._read.unread
+
     # --- as a program ---
     def launches(self, env: Mapping[str, str] | None = None) -> tuple[Launch, ...]:
         """Every vLLM/SGLang server launch the script reaches with `env` as the known variables.
