@@ -11,6 +11,7 @@ import pytest
 from checks.bash import MAX_SCRIPT, Script
 from checks.bash.tree import MAX_NESTING, nesting
 from checks.engine import evaluate
+from checks.masterconfig import MasterConfig
 from checks.registry import CHECKS
 from checks.result import Status
 
@@ -71,3 +72,29 @@ def test_nesting_is_counted_as_brackets_open_at_once():
     assert nesting(b"(" * 300 + b")" * 300) == 300
     assert nesting(b")" * 1000 + b"({[" * 100) == 300  # closers with nothing open do not hide what follows
     assert nesting(b"$(" * (MAX_NESTING + 1)) == MAX_NESTING + 1
+
+
+# --- check 6 on a master config that defines a key twice --------------------------------------------------
+
+def _master_entry(key: str, image: str) -> str:
+    return (f"{key}:\n  image: {image}\n  model: some/model\n  model-prefix: dsr1\n  runner: b200-nv\n"
+            "  precision: fp8\n  framework: vllm\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n"
+            "    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, conc-list: [4, 8] }\n")
+
+
+@pytest.mark.parametrize("line_break", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_a_second_definition_of_a_master_entry_is_read_as_yaml_reads_it_and_never_passes(line_break):
+    nv = "configs/nvidia-master.yaml"
+    first = _master_entry("dsr1-fp8-b200-vllm", "vllm/vllm-openai:v0.11.0")
+    second = _master_entry("dsr1-fp8-b200-vllm", "evil.example/vllm-patched:1")
+    base, head = first, first + second
+    if line_break != "\n":
+        base, head = base.replace("\n", line_break), head.replace("\n", line_break)
+    snap = snapshot(master_base={nv: base}, master_head={nv: head})
+    result = _row(6, snap)
+    assert result.status is Status.FAIL
+    assert result.reason.startswith(f"{nv}:15 does not parse (config 'dsr1-fp8-b200-vllm' is defined 2 times "
+                                    "(lines 1, 15); YAML keeps the last")
+    config = MasterConfig(nv, head)
+    assert config.duplicates == {"dsr1-fp8-b200-vllm": (1, 15)}
+    assert config.entry("dsr1-fp8-b200-vllm")["image"] == "evil.example/vllm-patched:1"  # PyYAML's reading
