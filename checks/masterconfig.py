@@ -28,9 +28,11 @@ from .changelog import shared_ends
 from .snapshot import Snapshot
 from .yamlload import LineDict, YamlProblem, load
 
-_TOP_KEY = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-][^:#]*?))\s*:(?:\s|$)""")
-_FIELD = re.compile(r"""^  ([A-Za-z][\w.-]*)\s*:\s*(.*?)\s*$""")
-_COMMENT = re.compile(r"\s+#.*$")
+# Linear on any line: a plain key runs to its first colon (blanks before it are stripped by the caller), a
+# field's value to the end of its line (stripped too); no part gives back what it took.
+_TOP_KEY = re.compile(r"""^(?:"([^"]+)"\s*+|'([^']+)'\s*+|([^\s#'"\-][^:#]*+)):(?:\s|$)""")
+_FIELD = re.compile(r"""^  ([A-Za-z][\w.-]*+)\s*+:(.*)$""")
+_COMMENT_START = re.compile(r"\s#")
 # Lines that may hold a top-level key (the first, or one after a "\n"), and field lines (`_FIELD` after their
 # "\n", the value not yet stripped of blanks: the caller strips it), found by one scan of the text when "\n" is
 # its only line break; else every line is read, as `str.splitlines` cuts them.
@@ -73,6 +75,12 @@ class Block(NamedTuple):  # a tuple: one is made per entry of a 12,000-line file
     key: str
     line: int  # 1-based line of the key
     text: str  # the key line through the line before the next key
+
+
+def _without_comment(value: str) -> str:
+    """`value` up to the blanks before its first " #" (a YAML comment), in one pass."""
+    m = _COMMENT_START.search(value)
+    return value if m is None else value[:m.start() + 1].rstrip()
 
 
 def _last_wins(blocks: Iterable[Block]) -> dict[str, Block]:
@@ -231,7 +239,8 @@ class MasterConfig:
             found = _FIELD_LINE.findall(text)
         for name, value in found:
             if name not in out:
-                out[name] = (_COMMENT.sub("", value) if "#" in value else value).strip().strip("'\"")
+                value = value.lstrip()
+                out[name] = (_without_comment(value) if "#" in value else value).strip().strip("'\"")
         self._fields[key] = out
         return out
 

@@ -101,6 +101,13 @@ class Reading:
     missing: set[str] = field(default_factory=set)
 
 
+def _outer_substitution(text: str) -> list[str]:
+    """What a greedy `$(...)` pattern finds: the text from the first `$(` to the last `)` (none when no `)`
+    follows), without scanning the rest of the text from every `$(`."""
+    start, end = text.find("$("), text.rfind(")")
+    return [text[start + 2:end]] if 0 <= start and start + 2 <= end else []
+
+
 def snippet(code: str) -> str:
     code = " ".join(code.split())
     return code if len(code) <= 80 else code[:77] + "..."
@@ -201,7 +208,7 @@ class ScriptReader:
         return out
 
     def _value_target(self, text: str) -> Target:
-        for sub in re.findall(r"\$\((.*)\)", text, re.S):
+        for sub in _outer_substitution(text):
             target = self._substitution_target(sub)
             if target is not Target.OTHER:
                 return target

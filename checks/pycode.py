@@ -27,7 +27,7 @@ _WRITES = {
     "*": frozenset({"write_text", "write_bytes"}),
     "path": frozenset({"replace", "rename", "unlink", "symlink_to", "touch", "open"}),
 }
-_IMPORT_RE = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", re.M)
+_IMPORT_RE = re.compile(r"^[ \t\f]*+(?:from\s++([\w.]++)\s++import|import\s++([\w.]++))", re.M)
 _SPEC_RE = re.compile(r"""(?:find_spec|import_module|__import__)\(\s*["']([\w.]+)["']""")
 _FILE_RE = re.compile(r"\b([A-Za-z_]\w*)\.__(?:file|path)__")
 _WRITE_RE = re.compile(r"open\([^)]*[\"'][wa]b?\+?[\"']|\.write_text\(|\.write_bytes\(|shutil\.(?:copy|move)"

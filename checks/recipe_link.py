@@ -204,7 +204,7 @@ def _recipe_item(ctx: Context) -> _RecipeItem | None:
         if m is None:
             continue
         qualifier = m.group(1).replace("*", "").replace("`", "").strip()
-        names = {n.lower() for n in _NAME_SEPARATORS.split(qualifier) if n}
+        names = {n.strip().lower() for n in _NAME_SEPARATORS.split(qualifier) if n.strip()}
         return _RecipeItem(f"{path}:{item.line}", bool(names) and names <= set(ENGINES))
     return None
 

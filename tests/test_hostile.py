@@ -4,6 +4,7 @@ reasoned row."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -12,10 +13,12 @@ from checks.bash import MAX_SCRIPT, Script
 from checks.bash.tree import MAX_NESTING, nesting
 from checks.engine import evaluate
 from checks.masterconfig import MasterConfig
-from checks.registry import CHECKS
+from checks.commands import parse_run_id
+from checks.registry import CHECKS, RULES
 from checks.result import Status
+from checks.yamlload import YamlProblem, load
 
-from .builders import changed, snapshot
+from .builders import changed, comment, snapshot
 
 CPU_BOUND = 10.0  # seconds: each case, far above what it takes (the App's budget)
 SCRIPT = "benchmarks/single_node/dsr1_fp8_h200.sh"
@@ -98,3 +101,55 @@ def test_a_second_definition_of_a_master_entry_is_read_as_yaml_reads_it_and_neve
     config = MasterConfig(nv, head)
     assert config.duplicates == {"dsr1-fp8-b200-vllm": (1, 15)}
     assert config.entry("dsr1-fp8-b200-vllm")["image"] == "evil.example/vllm-patched:1"  # PyYAML's reading
+
+
+# --- no internal error from input -------------------------------------------------------------------------
+
+NV = "configs/nvidia-master.yaml"
+RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/8k1k/disagg-gb300-1p1d.yaml"
+
+
+def _verdict(snap):
+    """The whole verdict, within the CPU bound, every row and finding a reasoned one (no internal error)."""
+    start = time.process_time()
+    verdict = evaluate(snap, RULES)
+    assert time.process_time() - start < CPU_BOUND
+    said = [r.reason for r in verdict.rows] + [f.message for f in verdict.findings]
+    assert not [s for s in said if "internal error" in s]
+    return verdict
+
+
+def _reasons(verdict) -> str:
+    return "\n".join([r.reason for r in verdict.rows] + [f.message for f in verdict.findings])
+
+
+def test_a_reuse_command_with_a_superscript_digit_from_anyone_is_no_run_id():
+    assert parse_run_id("²") is None and parse_run_id("31451666262") == 31451666262
+    assert parse_run_id("9" * 5000) is None  # (int would refuse it past 4,300 digits)
+    snap = snapshot(files=[changed(NV, "", _master_entry("k", "vllm/vllm-openai:v1"))],
+                    comments=[comment("/reuse-sweep-run ²", author="drive-by", association="NONE")])
+    _verdict(snap)
+
+
+@pytest.mark.parametrize("line, said", [
+    ("x: !!timestamp x", "bad scalar for timestamp: 'x'"),
+    ("tp: 0x" + "f" * 5000, "5,002 characters for one int (at most 100); not read"),
+    ("conc-end: 0x" + "f" * 1_000_000, "1,000,002 characters for one int (at most 100); not read"),
+    ("tp: " + "1:" * 20_000 + "0", "40,001 characters for one int (at most 100); not read"),  # sexagesimal
+])
+def test_a_value_yaml_cannot_read_within_bounds_is_a_reasoned_problem(line, said):
+    with pytest.raises(YamlProblem, match=re.escape(said)):
+        load(f"a: 1\n{line}\n")
+    recipe = f"name: r\nmodel:\n  path: m\nbackend:\n  type: sglang\n{line}\n"
+    entry = _master_entry("dsr1-fp8-b200-vllm", "vllm/vllm-openai:v0.11.0").replace("tp: 8", line)
+    verdict = _verdict(snapshot(files=[changed(RECIPE, None, recipe), changed(NV, "", entry)],
+                                master_base={NV: ""}, master_head={NV: entry}))
+    assert said.split(";")[0][:20] in _reasons(verdict)
+    assert not verdict.passed
+
+
+def test_a_huge_concurrency_range_in_a_master_entry_is_bounded():
+    entry = _master_entry("dsr1-fp8-b200-vllm", "vllm/vllm-openai:v0.11.0").replace(
+        "tp: 8, conc-list: [4, 8]", "tp: 8, conc-start: 1, conc-end: 0x" + "f" * 98)
+    base = _master_entry("dsr1-fp8-b200-vllm", "vllm/vllm-openai:v0.11.0")
+    _verdict(snapshot(files=[changed(NV, base, entry)], master_base={NV: base}, master_head={NV: entry}))
