@@ -177,7 +177,7 @@ def _upstream_mentions(links: tuple[str, ...]) -> list[str]:
 # ---------------------------------------------------------------------------
 
 _SINGLE_NODE_RECIPE = re.compile(r"\bsingle[- ]node\b(.{0,80}?)\brecipes?\b", re.I)
-_NAME_SEPARATORS = re.compile(r"\s*(?:/|,|&|\band\b|\bor\b)\s*", re.I)
+_NAME_SEPARATORS = re.compile(r"/|,|&|\band\b|\bor\b", re.I)  # (the names are stripped: no blanks to scan twice)
 
 
 @dataclass(frozen=True)
