@@ -45,3 +45,27 @@ def test_a_path_or_repository_read_from_a_pr_is_absent_not_a_github_error(path, 
 
     with FakeGitHub(DEMO_WORLD) as fake:
         assert asyncio.run(read()) is None
+
+
+# --- a verdict too long for GitHub -------------------------------------------------------------------------
+
+def _long_verdict():
+    from checks.result import CheckResult, Finding, Severity, Status, Verdict
+
+    findings = tuple(Finding(f"benchmarks/x{i}.sh", i, "rule", Severity.ERROR, "m" * 200) for i in range(1, 400))
+    rows = tuple(CheckResult(n, f"check {n}", Status.FAIL, "r" * 20_000, findings) for n in range(13))
+    return Verdict("h" * 40, "owner", "https://x/1", rows, findings=findings)
+
+
+def test_a_verdict_comment_too_long_for_github_is_cut_and_points_to_the_check_run():
+    from app import publish, render
+    from tests.builders import snapshot
+
+    verdict = _long_verdict()
+    assert len(render.comment(verdict)) > publish.COMMENT_LIMIT
+    body = publish._comment(snapshot(), verdict)
+    assert len(body) <= publish.COMMENT_LIMIT and render.marker_sha(body) == "h" * 40
+    assert body.endswith("every row and finding is in [the `codeowner-signoff-verify` check run]"
+                         "(https://github.com/SemiAnalysisAI/InferenceX/pull/100/checks)\n")
+    assert render.fit("short", 10, "x") == "short"
+    assert len(render.fit("y" * 100, 60, "x")) <= 60  # one line longer than the room: cut where it ends
