@@ -522,8 +522,7 @@ class _Process:
 
 
 def _overrun_of(limit: str, notes: dict[str, str]) -> Overrun:
-    signer, _, url = notes.get("signer", "").partition(" ")
-    return Overrun(limit, notes.get("rule") or None, notes.get("text") or None, signer or None, url or None)
+    return Overrun(limit, notes.get("rule") or None, notes.get("text") or None, notes.get("signer") or None)
 
 
 def _settle(future: asyncio.Future, ok: bool, value: Any) -> None:

@@ -6,9 +6,11 @@ what the process last noted (`checks.progress`). Nothing was decided, so
 nothing passes: every row of the gate is UNDECIDED, saying which rule was
 running and which file it was reading ("could not be read within the
 budget"), with a finding on that file for the annotations. A sign-off found
-before the overrun (`Overrun.signer`, or the previous round's verdict) is
-kept, so the verdict asks a maintainer; without one it is REJECTED as any
-unsigned PR. Recipe lint, when it ran, reports the same on its row.
+before the overrun (the previous round's verdict's, or found again: the
+process noted it found one, `Overrun.signer`, so reading the comments for it
+fit in the budget) is kept, so the verdict asks a maintainer; without one it
+is REJECTED as any unsigned PR. Recipe lint, when it ran, reports the same
+on its row.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 
 from .policy import CONFIG_PATH, Policy
 from .result import CheckResult, Finding, Severity, Verdict
+from .signoff import find
 from .rule import LINT_ROW, Rule
 from .snapshot import Snapshot
 
@@ -32,7 +35,6 @@ class Overrun:
     rule: str | None = None  # the id of the rule that was running
     text: str | None = None  # `progress.fingerprint` of the text being parsed
     signer: str | None = None  # the sign-off's author, when it was found before the overrun
-    signoff_url: str | None = None
 
 
 def reading_paths(snap: Snapshot, fingerprint: str | None) -> tuple[str, ...]:
@@ -87,20 +89,19 @@ def overrun_verdict(snap: Snapshot, rules: Sequence[Rule], overrun: Overrun,
     if any(r.kind == "lint" for r in rules):
         lint = CheckResult.undecided(LINT_ROW, "Recipe lint", reason, findings)
     policy, problems = Policy.from_yaml(snap.policy.get(CONFIG_PATH))  # the base branch's: not the PR's text
-    signer, url = overrun.signer, overrun.signoff_url
-    if signer is None and previous is not None:
-        signer, url = previous.signer, previous.signoff_url
-    same = previous is not None and previous.signer == signer
+    sign = previous.signoff if previous is not None else None
+    if sign is None and overrun.signer is not None:
+        sign = find(snap.comments, policy.signoff_phrase, snap.bot_login)
     return Verdict(
         head_sha=snap.pr.head_sha,
-        signer=signer,
-        signoff_url=url,
+        signer=sign.author if sign else None,
+        signoff_url=sign.comment.url if sign else None,
         results=results,
         lint=lint,
         lint_blocking=policy.lint == "blocking",
         findings=tuple(sorted(findings, key=lambda f: (f.path, f.line, f.rule, f.message))),
         lint_findings=findings if lint is not None else (),
         policy=policy,
-        signoff=previous.signoff if same else None,
+        signoff=sign,
         notes=problems,
     )

@@ -164,7 +164,7 @@ class Context:
     def signoff(self) -> signoff.SignOff | None:
         found = signoff.find(self.snap.comments, self.policy.signoff_phrase, self.snap.bot_login)
         if found is not None:
-            progress.signed(found.author, found.comment.url)
+            progress.signed(found.author)
         return found
 
     @cached_property

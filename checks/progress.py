@@ -44,10 +44,10 @@ def reading_again(mark: str) -> None:
         _WATCHER.note("text", mark)
 
 
-def signed(login: str, url: str) -> None:
-    """The sign-off was found: `login` posted it, at `url`."""
+def signed(login: str) -> None:
+    """The sign-off was found: `login` posted it."""
     if _WATCHER is not None:
-        _WATCHER.note("signer", f"{login} {url}")
+        _WATCHER.note("signer", login)
 
 
 FINGERPRINT_CHARS = 40

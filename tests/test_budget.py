@@ -11,14 +11,18 @@ from checks.budget import Overrun, overrun_verdict, reading_paths
 from checks.registry import CHECKS, LINT, RULES
 from checks.result import Outcome, Status
 
-from .builders import changed, snapshot
+from .builders import SIGNOFF_HEAD, changed, comment, snapshot
 
 SCRIPT = "benchmarks/single_node/x.sh"
 TEXT = "#!/bin/bash\n" + "echo ((((\n" * 100
 
 
+SIGNOFF = comment(f"{SIGNOFF_HEAD}\n- [x] item\n\nSigned: `owner`", author="owner")
+
+
 def _snap():
-    return snapshot(files=[changed(SCRIPT, None, TEXT), changed("README.md", "a\n", "a\n" + TEXT)])
+    return snapshot(files=[changed(SCRIPT, None, TEXT), changed("README.md", "a\n", "a\n" + TEXT)],
+                    comments=[SIGNOFF])
 
 
 def test_the_file_being_read_is_found_by_its_fingerprint_and_else_the_files_holding_its_start():
@@ -30,7 +34,7 @@ def test_the_file_being_read_is_found_by_its_fingerprint_and_else_the_files_hold
 
 
 def test_an_overrun_is_undecided_on_every_row_naming_the_rule_and_the_file():
-    overrun = Overrun("10 s of CPU time", "engine-patches", progress.fingerprint(TEXT), "owner", "https://x/1")
+    overrun = Overrun("10 s of CPU time", "engine-patches", progress.fingerprint(TEXT), "owner")
     verdict = overrun_verdict(_snap(), RULES, overrun)
     assert [r.number for r in verdict.results] == [r.row for r in CHECKS]
     assert {r.status for r in verdict.results} == {Status.UNDECIDED}
@@ -40,11 +44,13 @@ def test_an_overrun_is_undecided_on_every_row_naming_the_rule_and_the_file():
     assert verdict.lint.status is Status.UNDECIDED
     assert [(f.path, f.line, f.undecided) for f in verdict.findings] == [(SCRIPT, 1, True)]
     assert verdict.outcome is Outcome.NEEDS_MAINTAINER and verdict.signer == "owner"
+    assert verdict.signoff.comment == SIGNOFF and verdict.signoff_url == SIGNOFF.url  # found again: the job needs it
 
 
 def test_an_overrun_before_the_sign_off_was_read_is_never_a_pass():
     verdict = overrun_verdict(_snap(), LINT, Overrun("512 MB of memory"))
     assert verdict.results == () and verdict.lint.status is Status.UNDECIDED
+    assert verdict.signoff is None  # not noted before the overrun: not read again outside its budget
     assert verdict.lint.reason == ("cannot decide: could not be read within the budget (512 MB of memory); "
                                    "nothing of this row was decided")
     assert not verdict.passed
