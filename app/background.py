@@ -23,7 +23,7 @@ import threading
 
 from .jobs import Clients, JobRunner
 from .jobs_process import JobsProcess
-from .judge import Judge
+from .judge import Budget, Judge
 from .scheduling import yield_to_the_event_loop
 from .observability import Metrics
 from .settings import Settings
@@ -54,7 +54,8 @@ class Background:
             self.jobs = JobsProcess(self.settings, self.metrics)
             self.jobs.start()
         else:
-            self.judge = Judge(self.settings.check_processes, self.settings.work_nice)
+            self.judge = Judge(self.settings.check_processes, self.settings.work_nice,
+                               Budget.of(self.settings.check_cpu_seconds, self.settings.check_memory_mb))
         self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), name="signoff-bot jobs",
                                         daemon=True)
         self._thread.start()

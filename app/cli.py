@@ -8,13 +8,17 @@ import sys
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from .judge import Judge
     from .replay import replay
 
+    judge = Judge(1)  # the checks as the App runs them: in a process of their own, within the default budget
     try:
-        result = replay(args.world, args.pr)
+        result = replay(args.world, args.pr, judge)
     except Exception as exc:  # noqa: BLE001 - one line, non-zero: the replay itself could not run
         print(f"signoff-bot replay: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
         return 1
+    finally:
+        judge.close()
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
     else:

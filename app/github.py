@@ -21,6 +21,8 @@ import asyncio
 import contextlib
 import importlib
 import json
+import re
+import urllib.parse
 import weakref
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
@@ -283,6 +285,28 @@ def app_id_of(gh: GitHub) -> int | None:
     """The id of the GitHub App a client acts for (from its credentials); None for a user's token."""
     app_id = getattr(gh.auth, "app_id", None)
     return int(app_id) if app_id is not None else None
+
+
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}(?:\[bot\])?")  # an owner, repository, team slug or login
+
+
+def is_name(text: str) -> bool:
+    """Whether `text` may be a GitHub owner, repository, team slug or login: a value read from a PR that is
+    not one never reaches a URL (a control character made an invalid URL, answered as a 502 and retried)."""
+    return _NAME.fullmatch(text) is not None and text not in (".", "..")
+
+
+_UNREQUESTABLE = re.compile(r"[\x00-\x1f\x7f?#]")
+
+
+def url_path(path: str) -> str | None:
+    """A repository path as one part of a URL, percent-encoded (GitHub decodes it back); None for a path no
+    request can name: empty, or with a control character, "?" or "#". githubkit decodes the URL's path again
+    to sign the request, and httpx then refuses it (it was answered as a GitHub 502 and retried), or reads a
+    query or a fragment into it."""
+    if not path or _UNREQUESTABLE.search(path):
+        return None
+    return urllib.parse.quote(path, safe="/")
 
 
 def as_github_error(exc: Exception, what: str) -> GitHubError:

@@ -266,10 +266,11 @@ class JobRunner:
         commits = await pages("PR commits", rest.pulls.async_list_commits, owner, name, job.pr, limit=MAX_COMMITS)
         in_pr = {c.sha for c in commits}
         if arg:
-            if not arg.isdigit():
+            run_id = command_rules.parse_run_id(arg)
+            if run_id is None:
                 return False, f"`{policy.reuse_command} {arg}` refused: `{arg}` is not a run id."
             try:
-                run = as_workflow_run((await rest.actions.async_get_workflow_run(owner, name, int(arg))).parsed_data)
+                run = as_workflow_run((await rest.actions.async_get_workflow_run(owner, name, run_id)).parsed_data)
             except RequestFailed as exc:
                 if exc.response.status_code == 404:
                     return False, f"`{policy.reuse_command} {arg}` refused: no such workflow run."

@@ -38,7 +38,7 @@ import uuid
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
-from .judge import Judge
+from .judge import Budget, Judge
 from .observability import Metrics, setup_logging
 from .scheduling import collect_less, lower_priority, yield_to_the_event_loop
 from .settings import Settings
@@ -150,7 +150,7 @@ async def _work(settings: Settings, conn: Connection, metrics: Forwarded, owners
 
     threading.Thread(target=watch_the_server, name="server-watch", daemon=True).start()
     store = await asyncio.to_thread(open_store, settings.db_path)
-    judge = Judge(settings.check_processes)
+    judge = Judge(settings.check_processes, budget=Budget.of(settings.check_cpu_seconds, settings.check_memory_mb))
     try:
         runner = JobRunner(settings, store, Clients(settings, metrics), metrics, judge)
         tasks = start_workers(settings, store, runner, metrics, stop, owners)

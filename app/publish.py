@@ -48,6 +48,7 @@ CHECK_NAME = "codeowner-signoff-verify"
 LINT_CHECK_NAME = "signoff-bot lint"
 ANNOTATIONS_PER_REQUEST = 50
 SUMMARY_LIMIT = 65_000
+COMMENT_LIMIT = 65_536  # characters of a comment's body, GitHub's limit
 FINDING_TAG = "<!-- signoff-bot finding {key} -->"
 RESOLVED_PREFIX = "Resolved"
 _LEVEL = {Severity.ERROR: "failure", Severity.WARNING: "warning", Severity.NOTICE: "notice"}
@@ -104,7 +105,7 @@ class Publisher:
                                     verdict.findings, summary_lists_findings=True, record=record,
                                     # GitHub: an action_required run should say where the action is
                                     details_url=(link or snap.pr.url) if conclusion == "action_required" else None),
-                self._sticky_comment(snap, existing, render.comment(verdict), out) if sticky else _nothing(),
+                self._sticky_comment(snap, existing, _comment(snap, verdict), out) if sticky else _nothing(),
                 self._status(snap.pr.head_sha, verdict, link),
                 self.inline_findings(snap, verdict.findings, review),
             )
@@ -199,7 +200,7 @@ class Publisher:
         limit = SUMMARY_LIMIT - len(marker)
         truncated = len(summary) > limit
         if truncated:
-            summary = summary[:limit] + "\n\n(truncated)"
+            summary = render.fit(summary, limit, "every finding is an annotation of this check run")
         if marker:
             summary += "\n" + marker
         first = {"name": name, "head_sha": sha, "status": status,
@@ -284,6 +285,13 @@ def _finding_key_of(body: str) -> str | None:
     if "<!-- signoff-bot finding " not in body:
         return None
     return body.split("<!-- signoff-bot finding ", 1)[1].split(" -->", 1)[0]
+
+
+def _comment(snap: Snapshot, verdict: Verdict) -> str:
+    """The verdict comment, within GitHub's limit: when cut, it points to the check run, whose summary and
+    annotations hold every row and finding."""
+    return render.fit(render.comment(verdict), COMMENT_LIMIT,
+                      f"every row and finding is in [the `{CHECK_NAME}` check run]({snap.pr.url}/checks)")
 
 
 def _annotation(f: Finding) -> dict:

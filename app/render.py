@@ -45,6 +45,17 @@ def summary(verdict: Verdict) -> str:
     return _SUMMARY.render(verdict=verdict, comment=comment(verdict))
 
 
+def fit(text: str, limit: int, rest: str) -> str:
+    """`text` cut at its last line break that leaves room, within `limit` characters, for the line saying
+    where the rest is (`rest`): GitHub refuses a longer comment or summary (422), and nothing is posted."""
+    if len(text) <= limit:
+        return text
+    note = f"\n… cut to fit GitHub's limit: {rest}\n"
+    kept = text[:max(0, limit - len(note) - 1)]
+    kept = kept[:kept.rfind("\n") + 1] or kept + "\n"  # (no line break at all: cut where the room ends)
+    return kept + note
+
+
 def marker_sha(body: str) -> str | None:
     """The head SHA recorded in a verdict comment's hidden marker, if `body` is one."""
     if not body.startswith(MARKER_PREFIX):

@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from . import render
 from .github import CallStats, installation_client
+from .judge import IN_THREAD, Checks
 from .pipeline import Outcome, verify
 from .world import World
 
@@ -55,7 +56,9 @@ def throwaway_key() -> str:
                              serialization.NoEncryption()).decode()
 
 
-def replay(world_dir: str | Path | None = None, number: int | None = None) -> Replay:
+def replay(world_dir: str | Path | None = None, number: int | None = None, checks: Checks = IN_THREAD) -> Replay:
+    """The world's PR verified end to end; `checks`: where its checks run (`signoff-bot replay` runs them as the
+    App does, in a checks' process within the budget)."""
     world_dir = Path(world_dir) if world_dir else DEMO_WORLD
     from .fake_github import FakeGitHub  # here: `verify` prints with Replay and serves no fake (fastapi, ~0.3 s)
 
@@ -64,5 +67,5 @@ def replay(world_dir: str | Path | None = None, number: int | None = None) -> Re
     with FakeGitHub(world_dir) as fake:
         stats = CallStats()
         gh = installation_client(REPLAY_APP_ID, throwaway_key(), repo.installation_id, fake.url, stats)
-        outcome = asyncio.run(verify(gh, repo.full_name, pr["number"], world.now))
+        outcome = asyncio.run(verify(gh, repo.full_name, pr["number"], world.now, checks=checks))
     return Replay(outcome, stats.requests)

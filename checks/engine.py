@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import acceptance
+from . import acceptance, progress
 from .context import Context
 from .evidence import Wanted
 from .registry import RULES
@@ -45,7 +45,7 @@ def evaluate(subject: Snapshot | Context, rules: Sequence[Rule] = RULES) -> Verd
     extra: list[CheckResult] = []
     lint: set[Finding] = set()
     for rule in rules:
-        out = ctx.memo(("rule", rule), lambda rule=rule: run(rule, ctx))  # kept across rounds, as facts are
+        out = ctx.memo(("rule", rule), lambda rule=rule: progress.rule(rule.id) or run(rule, ctx))  # kept across rounds, as facts are
         if rule.kind == "lint":
             lint.update(out)
         elif rule.kind == "check":

@@ -189,18 +189,20 @@ def _recipe_sites(ctx: Context, path: str, text: str, read, shared: dict[tuple[s
     return ScriptReader(path, wrapper, read, offset=line - 1, scripts=ctx.script, shared=shared).sites()
 
 
-def analysis(ctx: Context) -> tuple[list[Site], list[Site], frozenset[str]]:
-    """(introduced sites, pre-existing sites a changed config reaches, repository files still to read) of the
-    PR's files in scope."""
+def analysis(ctx: Context) -> tuple[list[Site], list[Site], frozenset[str], list[Site]]:
+    """(introduced sites, pre-existing sites a changed config reaches, repository files still to read, lines
+    of the PR's scripts that could not be read) of the PR's files in scope."""
     introduced: list[Site] = []
     preexisting: list[Site] = []
+    unread: list[Site] = []
     missing: set[str] = set()
     shared: dict[tuple[str, Script], Reading] = {}  # the scripts read, for those that run them
     for f in sorted((f for f in ctx.changed_files if _in_scope(ctx, f)), key=lambda f: f.path):
         reading = _file_sites(ctx, f, shared)
         missing |= reading.missing
         added = sorted({n for n, _ in ctx.added_lines(f)})
-        for site in reading.sites:
+        unread += (site for site in reading.sites if site.unread)
+        for site in (site for site in reading.sites if not site.unread):
             first = bisect.bisect_left(added, site.line)  # the first added line at or after the site's start
             touched = first < len(added) and added[first] <= site.end
             (introduced if touched else preexisting).append(site)
@@ -210,7 +212,7 @@ def analysis(ctx: Context) -> tuple[list[Site], list[Site], frozenset[str]]:
         if not reach.undecided:
             preexisting = [s for s in preexisting if reach.reaches(s.path, s.line, s.end)
                            or (s.assignment and s.path in reach.lines)]
-    return introduced, preexisting, frozenset(missing)
+    return introduced, preexisting, frozenset(missing), unread
 
 
 def _names(sites: list[Site]) -> tuple[str, ...]:
@@ -269,16 +271,20 @@ def check(ctx: Context) -> CheckResult:
         return CheckResult(NUMBER, NAME, Status.NA,
                            "the PR touches no benchmark script, launcher, workflow, Dockerfile, patch file or "
                            "master config")
-    introduced, preexisting, missing = ctx.once(analysis)
+    introduced, preexisting, missing, unread = ctx.once(analysis)
     if missing:  # the evidence rounds ended before every program the scripts run was read
         return CheckResult(NUMBER, NAME, Status.FAIL,
                            f"cannot decide: {', '.join(sorted(missing)[:3])}, run by the PR's scripts, was not read")
+    # Lines no reader saw may patch anything: never a PASS (a maintainer reads them), whatever else is found.
+    findings: list[Finding] = [Finding(s.path, s.line, RULE, Severity.ERROR, f"{s.what}; a maintainer must read "
+                                       "them", undecided=True) for s in unread]
     if not introduced and not preexisting:
+        if findings:
+            return CheckResult.failed(NUMBER, NAME, findings)
         return CheckResult(NUMBER, NAME, Status.PASS,
                            "no patching of the serving stack (no patch applied to engine code, inline source "
                            "rewrites, engine monkey-patch hooks, bind mounts over engine files or engine wheel "
                            "installs)")
-    findings: list[Finding] = []
     covered: list[str] = []
     notes: list[str] = []
     if introduced:

@@ -124,7 +124,7 @@ UNDECIDED_PREFIX = "cannot decide"
 # ---------------------------------------------------------------------------
 
 _SINGLE_NODE_RECIPE = re.compile(r"\bsingle[- ]node\b(.{0,80}?)\brecipes?\b", re.I)
-_NAME_SEPARATORS = re.compile(r"\s*(?:/|,|&|\band\b|\bor\b)\s*", re.I)
+_NAME_SEPARATORS = re.compile(r"/|,|&|\band\b|\bor\b", re.I)  # (the names are stripped: no blanks to scan twice)
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ def _recipe_item(ctx: Context) -> _RecipeItem | None:
         if m is None:
             continue
         qualifier = m.group(1).replace("*", "").replace("`", "").strip()
-        names = {n.lower() for n in _NAME_SEPARATORS.split(qualifier) if n}
+        names = {n.strip().lower() for n in _NAME_SEPARATORS.split(qualifier) if n.strip()}
         return _RecipeItem(f"{path}:{item.line}", bool(names) and names <= set(ENGINES))
     return None
 

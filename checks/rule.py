@@ -54,6 +54,8 @@ def run(rule: Rule, ctx: Context) -> CheckResult | tuple[Finding, ...] | None:
     try:
         out = rule.check(ctx)
         return tuple(out) if rule.kind == "lint" else out
+    except MemoryError:  # the budget of the checks' process (app/judge.py), not a bug of the rule
+        raise
     except Exception as exc:  # noqa: BLE001 - a gate fails closed, it does not crash
         error = f"{type(exc).__name__}: {exc}"
         # where it raised (our code's frames; the message may quote the PR's content, the reason holds it)

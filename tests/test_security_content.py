@@ -249,7 +249,7 @@ def test_scripts_that_stress_the_readers_end_in_a_verdict(world, path, text):
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text(text)
     result = bounded(world)
-    assert result["label"] in ("PASS", "REJECTED")
+    assert result["label"] in ("PASS", "REJECTED", "NEEDS A MAINTAINER")  # (a line nested too deep is not read)
     assert not any("internal error" in reason for reason in result["failing"].values()), result["failing"]
 
 

@@ -114,7 +114,8 @@ class Evaluator:
         if isinstance(alt, tuple):  # an array
             if part.subscript in ("@", "*") or part.name in ("@", "*"):
                 value = alt
-            elif part.subscript.isdigit() or part.subscript == "":
+            elif part.subscript == "" or (part.subscript.isascii() and part.subscript.isdigit()
+                                          and len(part.subscript) <= 18):
                 n = int(part.subscript or 0)
                 value = alt[n].first if n < len(alt) else ""
             else:

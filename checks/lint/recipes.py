@@ -35,8 +35,9 @@ def as_int(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    text = value.strip() if isinstance(value, str) else ""
+    if text.isascii() and text.isdigit() and len(text) <= 18:  # ("²" is a digit to `isdigit`, not to `int`)
+        return int(text)
     return None
 
 
