@@ -1,7 +1,8 @@
 """The GitHub App's web server: webhook ingest, health, metrics; workers run beside it.
 
 `POST /webhook` is app/ingest.py, served ahead of FastAPI (`App`). `/readyz`
-is 200 only while the database takes a write and the workers run. The
+is 200 only while the database takes a write (on a connection opened for the
+probe) and every configured worker runs. The
 workers and the reconcile pass run on a thread and event loop of their own
 (app/background.py), so that their CPU does not hold a webhook's answer.
 """
@@ -95,6 +96,9 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
         dead = background.stopped() if background is not None else 0
         if dead:
             return _reply(503, ok=False, error=f"{dead} background task(s) stopped")
+        running = background.workers_running() if background is not None else settings.workers
+        if running < settings.workers:
+            return _reply(503, ok=False, error=f"{running} of {settings.workers} workers running")
         return _reply(200, ok=True, queue_depth=await asyncio.to_thread(store.queue_depth))
 
     @app.get("/metrics")
