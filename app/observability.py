@@ -18,7 +18,8 @@ from .github import GitHubError
 QUIET_LOGGERS = ("httpx", "httpcore", "hpack", "uvicorn.access")
 SAFE_MESSAGES = (GitHubError, sqlite3.Error, OSError, TimeoutError)  # messages written without secrets
 _SOURCE = str(Path(__file__).resolve().parent.parent)  # app/ and checks/: where a traceback is worth pointing
-LOG_FIELDS = ("delivery", "event", "repo", "pr", "head_sha", "job", "kind", "outcome", "verdict", "field", "error")
+LOG_FIELDS = ("delivery", "event", "repo", "pr", "head_sha", "job", "kind", "worker", "outcome", "verdict", "field",
+              "error")
 
 
 class JsonFormatter(logging.Formatter):

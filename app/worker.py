@@ -109,7 +109,7 @@ class Worker:
             current_job.reset(tag)
 
     async def _process(self, job: Job) -> None:
-        extra = {"job": job.id, "kind": job.kind, "repo": job.repo, "pr": job.pr,
+        extra = {"job": job.id, "kind": job.kind, "repo": job.repo, "pr": job.pr, "worker": self.owner,
                  "delivery": job.payload.get("delivery")}
         started = time.monotonic()
         over_budget = f"the job did not finish within its {self.settings.job_budget_seconds:.0f} s budget"
@@ -134,6 +134,8 @@ class Worker:
                                                                     exc.rate_limited)):
                     self.metrics.jobs.labels(job.kind, "retried").inc()
                     log.info("retrying", extra={**extra, "error": str(exc)})
+                else:
+                    self._abandoned(job, "lease lost; the retry is dropped and another worker runs the job")
                 return
             await self._give_up(job, str(exc))
             return
@@ -145,6 +147,9 @@ class Worker:
                         job, self.owner, DATABASE_RETRY_SECONDS, f"database: {fault_text(exc)}",
                         excused=time.monotonic() - started)):
                     self.metrics.jobs.labels(job.kind, "retried").inc()
+                    log.info("re-queued after the database fault", extra=extra)
+                else:
+                    self._abandoned(job, "lease lost during the database fault; another worker runs the job")
                 return
             log.exception("job crashed", extra=extra)
             await self._give_up(job, f"internal error ({type(exc).__name__})")
@@ -157,7 +162,7 @@ class Worker:
             self._abandoned(job, "lease lost before the job was recorded done; it runs again elsewhere")
 
     def _abandoned(self, job: Job, why: str) -> None:
-        log.warning(why, extra={"job": job.id, "kind": job.kind, "repo": job.repo, "pr": job.pr})
+        log.warning(why, extra={"job": job.id, "kind": job.kind, "repo": job.repo, "pr": job.pr, "worker": self.owner})
         self.metrics.jobs.labels(job.kind, "abandoned").inc()
 
     async def _record(self, job: Job, outcome: Callable[[], T]) -> T:
@@ -245,7 +250,7 @@ class Workers:
             try:
                 await worker.run_forever(stop)
             except Exception:  # noqa: BLE001 - whatever stopped it, the App needs its workers
-                log.exception("a worker stopped; starting it again", extra={"error": worker.owner})
+                log.exception("a worker stopped; starting it again", extra={"worker": worker.owner})
             finally:
                 self._count(-1)
             if stop.is_set():
