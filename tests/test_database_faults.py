@@ -245,3 +245,52 @@ def _sample(metrics: Metrics, name: str) -> float:
             if sample.name == name:
                 return sample.value
     raise KeyError(name)
+
+
+def test_readyz_is_503_while_fewer_workers_run_than_configured(tmp_path, monkeypatch):
+    """A worker that keeps stopping is between restarts most of the time: /readyz says so, and says 200
+    again once the workers run."""
+    from fastapi.testclient import TestClient
+
+    from app import background as background_module
+    from app import worker as worker_module
+    from app.server import create_app
+
+    monkeypatch.setattr(worker_module, "RESTART_SECONDS", 0.5)
+    broken = {"on": True}
+    real = Worker.run_forever
+
+    async def flaky(self, stop) -> None:
+        if broken["on"] and self.owner.endswith("-0"):
+            raise RuntimeError("a bug the worker did not catch")
+        await real(self, stop)
+
+    monkeypatch.setattr(Worker, "run_forever", flaky)
+    monkeypatch.setattr(background_module, "start_workers", _named(worker_module.start_workers))
+    store = SqliteStore(str(tmp_path / "bot.db"))
+    settings = Settings(app_id=1, private_key=throwaway_key(), webhook_secret="s", github_url="http://127.0.0.1:9",
+                        db_path=store.path, workers=2, reconcile_seconds=3600)
+    with TestClient(create_app(settings, store)) as client:
+        answer = _wait_for(lambda: client.get("/readyz"), lambda r: r.status_code == 503)
+        assert answer.json()["error"] == "1 of 2 workers running"
+        broken["on"] = False
+        _wait_for(lambda: client.get("/readyz"), lambda r: r.status_code == 200)
+        restarts = [line for line in client.get("/metrics").text.splitlines()
+                    if line.startswith("signoff_bot_worker_restarts_total ")]
+        assert float(restarts[0].split()[1]) >= 1
+    store.close()
+
+
+def _named(start_workers):
+    """start_workers with the workers named w-0, w-1... (the test breaks w-0 alone)."""
+    def start(settings, store, runner, metrics, stop, names=None):
+        return start_workers(settings, store, runner, metrics, stop, [f"w-{n}" for n in range(settings.workers)])
+    return start
+
+
+def _wait_for(get, ok, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while not ok(value := get()):
+        assert time.monotonic() < deadline, f"timed out; last: {value}"
+        time.sleep(0.02)
+    return value
