@@ -66,11 +66,8 @@ def fault_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-async def _pause(stop: asyncio.Event | None, seconds: float) -> None:
+async def _pause(stop: asyncio.Event, seconds: float) -> None:
     """Sleep `seconds`, or until `stop` is set."""
-    if stop is None:
-        await asyncio.sleep(seconds)
-        return
     try:
         await asyncio.wait_for(stop.wait(), seconds)
     except asyncio.TimeoutError:
