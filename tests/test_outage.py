@@ -2,16 +2,18 @@
 (tests/apphost.py), on a PostgreSQL server of the module's own (tests/databases.py) that the tests stop
 and start, or on SQLite with the database's directory made read-only (a read-only bind mount over it).
 
-Every test ends with one correct verdict, no failed check run ever written (the fake's write log, not
-only the check run's last state), no failed job, every worker running and none restarted
+Every outage test ends with one correct verdict, no failed check run ever written (the fake's write log,
+not only the check run's last state), no failed job, every worker running and none restarted
 (`signoff_bot_workers_running`, `signoff_bot_worker_restarts_total`), and /readyz saying what is true:
 503 while the database does not take writes, 200 once it does. They wait on observed states; only the
-outage itself lasts a set time.
+outage itself lasts a set time. The last test shows the reconcile pass healing a head whose
+verification could not complete (GitHub failing, not the database).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -283,3 +285,32 @@ def test_sqlite_directory_made_read_only_for_35_s_during_a_verification(tmp_path
         stack.wait(lambda: ready(stack) == 200, READY_SECONDS, "/readyz 200 once the directory is writable")
         settle(stack, {pr: Pull(pr).head}, 120)
         assert_healthy_end(stack, [pr], workers=2)
+
+
+# --- a verification that could not complete -------------------------------------------------------------
+
+
+def test_reconcile_verifies_again_a_head_whose_verification_could_not_complete(tmp_path: Path) -> None:
+    """GitHub fails every tree read (502) and a job gets one attempt: the verification ends as a failed
+    check run ("Verification could not complete"), its head INCOMPLETE. Once GitHub answers again, the
+    next reconcile pass verifies the head again, although it has a verdict: the check run turns success
+    and the verdict comment is posted."""
+    pr = 721
+    head = Pull(pr).head
+    world = build_world(tmp_path / "world", [pr], signed_off=False)
+    env = {"SIGNOFF_BOT_MAX_ATTEMPTS": "1", "SIGNOFF_BOT_RECONCILE_SECONDS": "3"}
+    with running(tmp_path, world, env=env) as stack:
+        start_unsigned(stack, [pr])
+        add_faults(stack, {"route": "GET /repos/*/git/trees/*", "actor": BOT, "status": 502, "times": 10 ** 6})
+        sign_off(stack, pr)
+        stack.wait(lambda: failures_written(stack), 60, "the failed check run")
+        assert stack.store().verdict_for(REPO, pr, head)["label"] == "INCOMPLETE"
+        assert stack.verdict_comments(pr) == []
+        httpx.delete(f"{stack.fake_url}/_fake/faults", timeout=30).raise_for_status()
+        settle(stack, {pr: head}, 60)
+        assert [r["conclusion"] for r in all_check_runs(stack, head)] == ["success"]
+        assert "**Verdict: PASS**" in verdict_on(stack, pr, head)["body"]
+        assert stack.store().verdict_for(REPO, pr, head)["label"] == "PASS"
+        (failed,) = [j["id"] for j in jobs(stack) if j["state"] == "failed"]
+        assert [j["state"] for j in jobs(stack) if j["id"] > failed and j["kind"] == "verify"
+                and json.loads(j["payload"]).get("reason") == "reconcile"] == ["done"]
