@@ -37,7 +37,7 @@ from typing import Any, Callable
 from githubkit import GitHub
 
 from checks import standing
-from checks.result import Finding, Severity, Verdict
+from checks.result import Finding, Severity, Status, Verdict
 from checks.snapshot import Comment, Snapshot
 
 from . import render
@@ -101,7 +101,9 @@ class Publisher:
         async with write_wave(self.gh):
             (out.check_run_id, written), _, out.status_state, _ = await asyncio.gather(
                 self._put_check_run(snap.pr.head_sha, CHECK_NAME, conclusion, title, render.summary(verdict),
-                                    verdict.findings, summary_lists_findings=True, record=record),
+                                    verdict.findings, summary_lists_findings=True, record=record,
+                                    # GitHub: an action_required run should say where the action is
+                                    details_url=(link or snap.pr.url) if conclusion == "action_required" else None),
                 self._sticky_comment(snap, existing, render.comment(verdict), out) if sticky else _nothing(),
                 self._status(snap.pr.head_sha, verdict, link),
                 self.inline_findings(snap, verdict.findings, review),
@@ -149,9 +151,15 @@ class Publisher:
     async def _status(self, sha: str, verdict: Verdict, link: str | None) -> str:
         """Set the commit status, linking `link` (the verdict); returns its state."""
         state = verdict.commit_state
-        failing = [r for r in verdict.rows if not r.passed]
-        description = "Sign-off verified" if verdict.passed else (
-            f"Sign-off rejected: {len(failing)} check(s) failed" if verdict.signer else "No CODEOWNER sign-off yet")
+        failing = [r for r in verdict.rows if r.status is Status.FAIL]
+        if verdict.passed:
+            description = "Sign-off verified"
+        elif not verdict.signer:
+            description = "No CODEOWNER sign-off yet"
+        elif failing:
+            description = f"Sign-off rejected: {len(failing)} check(s) failed"
+        else:
+            description = f"Needs a maintainer: {len(verdict.undecided)} check(s) could not be decided"
         data = {"state": state, "context": CHECK_NAME, "description": description[:140]}
         if link:
             data["target_url"] = link
@@ -279,7 +287,9 @@ def _finding_key_of(body: str) -> str | None:
 
 
 def _annotation(f: Finding) -> dict:
-    return {"path": f.path, "start_line": f.line, "end_line": f.line, "annotation_level": _LEVEL[f.severity],
+    """A check-run annotation; what could not be decided is a warning, never a failure of the signer's."""
+    level = "warning" if f.undecided else _LEVEL[f.severity]
+    return {"path": f.path, "start_line": f.line, "end_line": f.line, "annotation_level": level,
             "title": f.rule, "message": f.message[:64_000]}
 
 
@@ -288,4 +298,6 @@ def _label(body: str) -> str | None:
         return "PASS"
     if "**REJECTED**" in body:
         return "REJECTED"
+    if "**NEEDS A MAINTAINER**" in body:
+        return "NEEDS A MAINTAINER"
     return None

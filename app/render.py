@@ -7,7 +7,8 @@ from pathlib import Path
 import jinja2
 
 import templates
-from checks.result import Status, Verdict
+from checks import acceptance
+from checks.result import CheckResult, Status, Verdict
 
 MARKER_PREFIX = "<!-- codeowner-signoff-verify sha="
 
@@ -26,12 +27,17 @@ _SUMMARY = _ENV.get_template("summary.md.j2")
 def comment(verdict: Verdict) -> str:
     """The verdict comment, exactly in the format of the reference verifier."""
     policy = verdict.policy
-    failing = [r for r in verdict.rows if r.status is Status.FAIL]
-    blocking = [f"Check {r.number} ({r.name})" if r.number <= 12 else r.name for r in failing]
+    blocking = [_row_name(r) for r in verdict.rows if r.status is Status.FAIL]
+    undecided = verdict.undecided
     return _COMMENT.render(
-        verdict=verdict, rows=verdict.rows, blocking=blocking,
+        verdict=verdict, rows=verdict.rows, blocking=blocking, undecided=[_row_name(r) for r in undecided],
+        first_undecided=undecided[0].number if undecided else "", accept=acceptance.COMMAND,
         checklist=policy.checklist, phrase=policy.signoff_phrase,
     )
+
+
+def _row_name(row: CheckResult) -> str:
+    return f"Check {row.number} ({row.name})" if row.number <= 12 else row.name
 
 
 def summary(verdict: Verdict) -> str:

@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 
 from githubkit import GitHub
 
-from .github import GitHubError, app_client, as_github_error, http_timeout, pages
+from .github import GitHubError, app_client, http_timeout, pages
 from .jobs import Clients, JobRunner, current_job
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Publisher
@@ -319,9 +319,13 @@ class Reconciler:
                 queued = await self.once()
                 if queued:
                     log.info(f"reconcile queued {queued} verification(s)")
-            except Exception as exc:  # noqa: BLE001 - try again next round
-                error = f"database: {fault_text(exc)}" if database_fault(exc) else str(as_github_error(exc, "reconcile"))
-                log.warning("reconcile failed", extra={"error": error})
+            except GitHubError as exc:  # GitHub is away: try again next round
+                log.warning("reconcile failed", extra={"error": str(exc)})
+            except Exception as exc:  # noqa: BLE001 - the database is away, or a bug: the pass runs again next round
+                if database_fault(exc):
+                    log.warning("reconcile failed", extra={"error": f"database: {fault_text(exc)}"})
+                else:
+                    log.exception("reconcile failed")
             try:
                 await asyncio.wait_for(stop.wait(), self.settings.reconcile_seconds)
             except asyncio.TimeoutError:

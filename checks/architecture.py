@@ -78,7 +78,8 @@ RULE = "arch-override"
 _OVERRIDE = re.compile(
     r"(--hf-overrides|hf[_-]overrides|--json-model-override-args|json[_-]model[_-]override[_-]args)"
     r"(\.[\w.]+)?[\"']?\s*[=:]?\s*(.*)$", re.I)
-_KEYS = re.compile(r"[\"'](\w+)[\"']\s*:")
+# A key of the override's mapping: quoted (JSON), or bare after `{` or `,` (a YAML flow mapping).
+_KEYS = re.compile(r"[\"'](\w+)[\"']\s*:|[{,]\s*(\w+)\s*:")
 
 _ARCH_KEY = re.compile(r"(?<![\w-])[\"']?(" + "|".join(f.replace("_", "[_-]") for f in ARCH_FIELDS)
                        + r")[\"']?\s*[:=]\s*([^,}\s]*)")
@@ -169,7 +170,7 @@ def _override(ln: ShellLine) -> _Hit | None:
     flag, dotted, value = m.group(1), m.group(2), m.group(3).strip().strip("'\"")
     expanded = _OVERRIDE.search(ln.expanded)
     resolved = (expanded.group(3).strip().strip("'\"") if expanded else value).replace('\\"', '"')
-    keys = ([dotted.lstrip(".").split(".")[0]] if dotted else []) + _KEYS.findall(resolved)
+    keys = ([dotted.lstrip(".").split(".")[0]] if dotted else []) + [a or b for a, b in _KEYS.findall(resolved)]
     shown = f"{flag}{dotted or ''} {value}".strip()
     if keys and all(k in NATIVE_MODE_KEYS for k in keys):
         return None
@@ -250,7 +251,7 @@ def check(ctx: Context) -> CheckResult:
                            "the PR changes no benchmark script, recipe, launcher or master config (no server args)")
     hits = sorted(((f.path, h) for f in files for h in _scan(ctx, f)),
                   key=lambda fh: (fh[1].undecided, fh[0], fh[1].line, fh[1].message))
-    findings = tuple(sorted({Finding(path, h.line, RULE, Severity.ERROR, h.message) for path, h in hits}))
+    findings = tuple(sorted({Finding(path, h.line, RULE, Severity.ERROR, h.message, h.undecided) for path, h in hits}))
     if not findings:
         return CheckResult(NUMBER, NAME, Status.PASS,
                            "no architecture overrides (--hf-overrides, --json-model-override-args, config.json "
@@ -261,4 +262,4 @@ def check(ctx: Context) -> CheckResult:
     where = f"{path}:{first.line}"
     reason = (f"cannot decide: {where} {first.message.removeprefix('cannot decide: ')}" if first.undecided
               else f"{where} {first.message}")
-    return CheckResult(NUMBER, NAME, Status.FAIL, reason + more, findings)
+    return CheckResult(NUMBER, NAME, Status.UNDECIDED if first.undecided else Status.FAIL, reason + more, findings)

@@ -290,7 +290,7 @@ class Need:
     def golden(self, stem: str) -> tuple[tuple[str, str], ...]:
         """(path, text) of the golden AL curves of `stem` on the base branch tip (`Policy.is_golden_curve`)."""
         ctx = self._ctx
-        directory = ctx.policy.golden_al_dir.rstrip("/") + "/"
+        directory = ctx.policy.golden_al_dir + "/"
         curves = tuple(sorted((p, t) for p, t in ctx.snap.policy.items() if p.startswith(directory)
                               and p.endswith(".yaml") and (p[len(directory):] == stem + ".yaml"
                                                            or p[len(directory):].startswith(stem + "_"))))

@@ -10,13 +10,25 @@ from .signoff import SignOff
 
 
 class Status(str, Enum):
+    """A row's status. UNDECIDED: the rule could not read or decide its evidence; never a PASS, never a
+    violation the signer is blamed for (the verdict asks a maintainer instead)."""
+
     PASS = "PASS"
     FAIL = "FAIL"
+    UNDECIDED = "UNDECIDED"
     NA = "N/A"
 
     @property
     def emoji(self) -> str:
-        return {"PASS": "✅", "FAIL": "❌", "N/A": "➖"}[self.value]
+        return {"PASS": "✅", "FAIL": "❌", "UNDECIDED": "❔", "N/A": "➖"}[self.value]
+
+
+class Outcome(str, Enum):
+    """What a verdict adds up to."""
+
+    PASS = "PASS"
+    REJECTED = "REJECTED"
+    NEEDS_MAINTAINER = "NEEDS A MAINTAINER"
 
 
 class Severity(str, Enum):
@@ -34,15 +46,21 @@ class Finding:
     rule: str
     severity: Severity
     message: str
+    # True when the finding says what could not be read or decided, not a violation: a row whose every
+    # finding is undecided is UNDECIDED (`CheckResult.failed`), and its message starts "cannot decide".
+    undecided: bool = False
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "path": self.path,
             "line": self.line,
             "rule": self.rule,
             "severity": self.severity.value,
             "message": self.message,
         }
+        if self.undecided:
+            out["undecided"] = True
+        return out
 
 
 @dataclass(frozen=True)
@@ -52,19 +70,33 @@ class CheckResult:
     status: Status
     reason: str
     findings: tuple[Finding, ...] = ()
+    accepted_by: str = ""  # the maintainer whose `/signoff-accept` turned this UNDECIDED row PASS
+    # What the row could judge only with a sign-off that the snapshot lacks (a git history has none): what
+    # the repository provides and the sign-off must link ("the sign-off must link docs/waiver/2508.md").
+    notes: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
-        return self.status is not Status.FAIL
+        return self.status in (Status.PASS, Status.NA)
 
     @classmethod
     def failed(cls, number: int, name: str, findings, rule_in_reason: bool = False) -> "CheckResult":
-        """A FAIL whose one-line reason is the first finding (path:line message), plus how many more."""
+        """A FAIL whose one-line reason is the first violation (path:line message), plus how many more
+        findings; UNDECIDED when every finding is undecided (nothing was found wrong, something was not read)."""
         findings = tuple(sorted(findings))
-        first = findings[0]
+        decided = [f for f in findings if not f.undecided]
+        first = decided[0] if decided else findings[0]
         rule = f" [{first.rule}]" if rule_in_reason else ""
         more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
-        return cls(number, name, Status.FAIL, f"{first.path}:{first.line}{rule} {first.message}{more}", findings)
+        status = Status.FAIL if decided else Status.UNDECIDED
+        return cls(number, name, status, f"{first.path}:{first.line}{rule} {first.message}{more}", findings)
+
+    @classmethod
+    def undecided(cls, number: int, name: str, reason: str, findings: tuple[Finding, ...] = ()) -> "CheckResult":
+        """An UNDECIDED row: `reason` says what could not be read or decided, and where."""
+        if not reason.startswith("cannot decide"):
+            reason = f"cannot decide: {reason}"
+        return cls(number, name, Status.UNDECIDED, reason, findings)
 
 
 @dataclass(frozen=True)
@@ -84,6 +116,9 @@ class Verdict:
     policy: Policy = field(default_factory=Policy)  # the repository's policy the checks applied
     signoff: SignOff | None = None  # the sign-off judged
     notes: tuple[str, ...] = ()  # what the verdict must say beyond its rows (ignored repository settings)
+    # `/signoff-accept` commands in the conversation (`checks.acceptance.Acceptance`), read when a row is
+    # UNDECIDED; the app keeps those pinned to this content and `acceptance.apply` turns their rows PASS.
+    acceptances: tuple = ()
 
     @property
     def rows(self) -> tuple[CheckResult, ...]:
@@ -99,33 +134,54 @@ class Verdict:
         return self.lint
 
     @property
+    def outcome(self) -> Outcome:
+        """PASS when a sign-off exists and every row passes; REJECTED when there is no sign-off or a row
+        FAILs; NEEDS A MAINTAINER when nothing FAILs but a row is UNDECIDED (never PASS)."""
+        if self.signer is None or any(r.status is Status.FAIL for r in self.rows):
+            return Outcome.REJECTED
+        if any(r.status is Status.UNDECIDED for r in self.rows):
+            return Outcome.NEEDS_MAINTAINER
+        return Outcome.PASS
+
+    @property
     def passed(self) -> bool:
-        return self.signer is not None and all(r.passed for r in self.rows)
+        return self.outcome is Outcome.PASS
+
+    @property
+    def undecided(self) -> tuple[CheckResult, ...]:
+        """The rows a maintainer must confirm."""
+        return tuple(r for r in self.rows if r.status is Status.UNDECIDED)
 
     @property
     def label(self) -> str:
-        return "PASS" if self.passed else "REJECTED"
+        return self.outcome.value
 
     @property
     def conclusion(self) -> str:
-        """The sign-off check run's conclusion: success on PASS; on REJECTED failure, or neutral where the
-        repository makes the gate advisory (`advisory: true`)."""
-        if self.passed:
+        """The sign-off check run's conclusion: success on PASS; failure on REJECTED; action_required on
+        NEEDS A MAINTAINER; neutral instead of either where the repository makes the gate advisory
+        (`advisory: true`)."""
+        outcome = self.outcome
+        if outcome is Outcome.PASS:
             return "success"
-        return "neutral" if self.policy.advisory else "failure"
+        if self.policy.advisory:
+            return "neutral"
+        return "failure" if outcome is Outcome.REJECTED else "action_required"
 
     @property
     def lint_conclusion(self) -> str:
-        """The lint check run's conclusion: "success" without errors; with errors, "failure" where the
-        repository makes lint blocking (`lint: blocking`), else "neutral" (advice)."""
-        if not any(f.severity is Severity.ERROR for f in self.lint_findings):
+        """The lint check run's conclusion, from the one decision the "Recipe lint" row makes (an error on a
+        file the PR changes): "success" when the row does not FAIL; else "failure" where the repository
+        makes lint blocking (`lint: blocking`), "neutral" where lint is advice."""
+        if self.lint is None or self.lint.status is not Status.FAIL:
             return "success"
         return "failure" if self.lint_blocking else "neutral"
 
     @property
     def commit_state(self) -> str:
-        """The commit status beside the check run: an advisory REJECTED does not block either."""
-        return "failure" if self.conclusion == "failure" else "success"
+        """The commit status beside the check run: an advisory verdict does not block either; one waiting
+        for a maintainer is pending (not success, not a failure of the signer)."""
+        return {"failure": "failure", "action_required": "pending"}.get(self.conclusion, "success")
 
     def result(self, number: int) -> CheckResult:
         return next(r for r in self.results if r.number == number)
