@@ -53,7 +53,7 @@ from .judge import IN_THREAD, Checks
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
 from .settings import Settings
-from .store import Job, JobSpec, Store
+from .store import Job, JobSpec, LeaseLost, Store
 
 log = logging.getLogger("signoff_bot.jobs")
 
@@ -355,6 +355,8 @@ class JobRunner:
         current = await self._pull(gh, job.repo, job.pr)
         # A push landed while verifying: the result belongs to the old head only; the sticky comment waits.
         sticky = current.head.sha == snap.pr.head_sha
+        if not await asyncio.to_thread(self.store.heartbeat, job, job.owner, self.settings.lease_seconds):
+            raise LeaseLost(f"job {job.id}: another worker holds the lease; this verdict is not published")
         published = await publisher.verdict(snap, verdict, sticky=sticky, record=await self._record(job, snap))
         decided = await asyncio.to_thread(self.store.record_decision, job, snap.pr.head_sha, verdict.label, content, {
             "delivery": job.payload.get("delivery"), "repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
