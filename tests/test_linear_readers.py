@@ -91,6 +91,8 @@ SHAPES = [
     ("waiver comments", lambda t: waivers._without_html_comments(t), lambda n: "<!--" * n, 3_000),
     ("recipe names", lambda t: recipe_link._NAME_SEPARATORS.split(t), lambda n: "a" + " " * n + "b", 3_000),
     ("substitution", patch_sites._outer_substitution, lambda n: "$(" * n, 50_000),
+    ("shell words", patch_sites.split_words, lambda n: "python -c 'import vllm" + "1+" * n + "'", 20_000),
+    ("shell quoted words", patch_sites.split_words, lambda n: 'pip show "' + "\\x" * n + '"', 20_000),
 ]
 
 
@@ -110,8 +112,9 @@ def demo():
     ("benchmarks/single_node/dsv4_fp8_b200.sh", lambda n: "echo " + "(" * n + "\n", 10_000),
     ("benchmarks/single_node/dsv4_fp8_b200.sh", lambda n: "python3 - <<EOF\n" + "open(" * n + "\nEOF\n", 5_000),
     ("benchmarks/single_node/dsv4_fp8_b200.sh", lambda n: "printf '%" + "0" * n + "'\n", 20_000),
+    ("benchmarks/single_node/dsv4_fp8_b200.sh", lambda n: "x=$((" + "1+" * n + "1))\nvllm serve $x\n", 20_000),
     ("configs/nvidia-master.yaml", lambda n: "a" + " " * n + "x\n", 20_000),
-], ids=["parens", "heredoc open(", "printf", "master blanks"])
+], ids=["parens", "heredoc open(", "printf", "arithmetic", "master blanks"])
 def test_the_whole_verification_takes_time_linear_in_a_file(demo, path, shape, n):
     def judge(text: str) -> None:
         Completion(replace(demo, files=demo.files + (ChangedFile(path, "added", None, None, None, text),)))
