@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from types import MappingProxyType
 
 import pytest
 
@@ -145,3 +146,19 @@ def test_specdecode_client_module_is_linear():
     from checks import specdecode
 
     _linear(lambda t: specdecode._CLIENT_MODULE.search(t), lambda n: "\n" * n + "x", 3_000)
+
+
+@pytest.mark.skip(reason="checks/golden_al.py _non_agentic rebuilds the set of a file's added lines for every "
+                         "changed entry (quadratic in new master-config entries: 20,000 took 35 s) and is rewritten "
+                         "by issue 25; compute `_added(ctx, path)` once per path there")
+def test_many_new_master_entries_take_linear_time(demo):
+    master = "configs/nvidia-master.yaml"
+    head = demo.master_head[master]
+
+    def judge(extra: str) -> None:
+        text = head + "\n" + extra
+        files = tuple(replace(f, head_text=text, patch=None) if f.path == master else f for f in demo.files)
+        Completion(replace(demo, master_head=MappingProxyType({**demo.master_head, master: text}), files=files))
+
+    _linear(judge, lambda n: "".join(f"e{i}:\n  image: x/y:{i}\n  runner: b200\n  framework: vllm\n"
+                                     for i in range(n)), 1_000)
