@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Callable
@@ -99,6 +98,40 @@ class Reading:
 
     sites: list[Site] = field(default_factory=list)
     missing: set[str] = field(default_factory=set)
+
+
+_WORD_PART = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^ \t\r\n'"\\]+)|([ \t\r\n]+)""", re.S)
+_QUOTED_ESCAPE = re.compile(r"""\\([\\"])""")
+
+
+def split_words(source: str) -> list[str]:
+    """`shlex.split(source)` (POSIX rules: quotes, backslashes, blanks), in time linear in `source`: shlex adds
+    a word's characters one at a time to an attribute, which costs the square of a long word. Raises
+    ValueError where shlex does (an unclosed quote, a backslash at the end)."""
+    words: list[str] = []
+    parts: list[str] | None = None
+    at = 0
+    while at < len(source):
+        m = _WORD_PART.match(source, at)
+        if m is None:
+            raise ValueError("No closing quotation" if source[at] in "'\"" else "No escaped character")
+        at = m.end()
+        single, double, escaped, plain, blank = m.groups()
+        if blank is not None:
+            if parts is not None:
+                words.append("".join(parts))
+            parts = None
+            continue
+        parts = [] if parts is None else parts
+        if single is not None:
+            parts.append(single)
+        elif double is not None:
+            parts.append(_QUOTED_ESCAPE.sub(r"\1", double))
+        else:
+            parts.append(escaped if escaped is not None else plain)
+    if parts is not None:
+        words.append("".join(parts))
+    return words
 
 
 def _outer_substitution(text: str) -> list[str]:
@@ -218,7 +251,7 @@ class ScriptReader:
         """Whose location a command substitution prints: `python -c "import vllm; print(vllm.__file__)"`,
         `pip show sglang`, `python -c 'import site; ...'` (the image's installation)."""
         try:
-            words = shlex.split(source)
+            words = split_words(source)
         except ValueError:
             words = source.split()
         if "-c" in words[:-1] and words and _PYTHON.match(words[0]):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from types import MappingProxyType
 
 import pytest
 
@@ -91,6 +92,8 @@ SHAPES = [
     ("waiver comments", lambda t: waivers._without_html_comments(t), lambda n: "<!--" * n, 3_000),
     ("recipe names", lambda t: recipe_link._NAME_SEPARATORS.split(t), lambda n: "a" + " " * n + "b", 3_000),
     ("substitution", patch_sites._outer_substitution, lambda n: "$(" * n, 50_000),
+    ("shell words", patch_sites.split_words, lambda n: "python -c 'import vllm" + "1+" * n + "'", 20_000),
+    ("shell quoted words", patch_sites.split_words, lambda n: 'pip show "' + "\\x" * n + '"', 20_000),
 ]
 
 
@@ -110,8 +113,9 @@ def demo():
     ("benchmarks/single_node/dsv4_fp8_b200.sh", lambda n: "echo " + "(" * n + "\n", 10_000),
     ("benchmarks/single_node/dsv4_fp8_b200.sh", lambda n: "python3 - <<EOF\n" + "open(" * n + "\nEOF\n", 5_000),
     ("benchmarks/single_node/dsv4_fp8_b200.sh", lambda n: "printf '%" + "0" * n + "'\n", 20_000),
+    ("benchmarks/single_node/dsv4_fp8_b200.sh", lambda n: "x=$((" + "1+" * n + "1))\nvllm serve $x\n", 20_000),
     ("configs/nvidia-master.yaml", lambda n: "a" + " " * n + "x\n", 20_000),
-], ids=["parens", "heredoc open(", "printf", "master blanks"])
+], ids=["parens", "heredoc open(", "printf", "arithmetic", "master blanks"])
 def test_the_whole_verification_takes_time_linear_in_a_file(demo, path, shape, n):
     def judge(text: str) -> None:
         Completion(replace(demo, files=demo.files + (ChangedFile(path, "added", None, None, None, text),)))
@@ -142,3 +146,19 @@ def test_specdecode_client_module_is_linear():
     from checks import specdecode
 
     _linear(lambda t: specdecode._CLIENT_MODULE.search(t), lambda n: "\n" * n + "x", 3_000)
+
+
+@pytest.mark.skip(reason="checks/golden_al.py _non_agentic rebuilds the set of a file's added lines for every "
+                         "changed entry (quadratic in new master-config entries: 20,000 took 35 s) and is rewritten "
+                         "by issue 25; compute `_added(ctx, path)` once per path there")
+def test_many_new_master_entries_take_linear_time(demo):
+    master = "configs/nvidia-master.yaml"
+    head = demo.master_head[master]
+
+    def judge(extra: str) -> None:
+        text = head + "\n" + extra
+        files = tuple(replace(f, head_text=text, patch=None) if f.path == master else f for f in demo.files)
+        Completion(replace(demo, master_head=MappingProxyType({**demo.master_head, master: text}), files=files))
+
+    _linear(judge, lambda n: "".join(f"e{i}:\n  image: x/y:{i}\n  runner: b200\n  framework: vllm\n"
+                                     for i in range(n)), 1_000)
