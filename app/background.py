@@ -23,12 +23,12 @@ import threading
 
 from .jobs import Clients, JobRunner
 from .jobs_process import JobsProcess
-from .judge import Judge
+from .judge import Budget, Judge
 from .scheduling import yield_to_the_event_loop
 from .observability import Metrics
 from .settings import Settings
 from .store import Store
-from .worker import Reconciler, Refused, start_workers
+from .worker import Reconciler, Refused, Workers, start_workers
 
 START_SECONDS = 10.0
 
@@ -44,6 +44,7 @@ class Background:
         self.judge: Judge | None = None
         self.jobs: JobsProcess | None = None
         self.tasks: list[asyncio.Task] = []
+        self.workers: Workers | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._started = threading.Event()
@@ -54,7 +55,8 @@ class Background:
             self.jobs = JobsProcess(self.settings, self.metrics)
             self.jobs.start()
         else:
-            self.judge = Judge(self.settings.check_processes, self.settings.work_nice)
+            self.judge = Judge(self.settings.check_processes, self.settings.work_nice,
+                               Budget.of(self.settings.check_cpu_seconds, self.settings.check_memory_mb))
         self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), name="signoff-bot jobs",
                                         daemon=True)
         self._thread.start()
@@ -66,7 +68,8 @@ class Background:
         self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
         if self.judge is not None:
             runner = JobRunner(self.settings, self.store, self.clients, self.metrics, self.judge)
-            self.tasks = start_workers(self.settings, self.store, runner, self.metrics, self._stop)
+            self.workers = start_workers(self.settings, self.store, runner, self.metrics, self._stop)
+            self.tasks = list(self.workers.tasks)
         self.tasks.append(asyncio.create_task(
             Reconciler(self.settings, self.store, self.clients, self.refused).run_forever(self._stop)))
         self._started.set()
@@ -81,6 +84,13 @@ class Background:
         if self._thread is None or not self._thread.is_alive():
             return max(1, len(self.tasks))
         return sum(task.done() for task in self.tasks) + (self.jobs is not None and not self.jobs.alive())
+
+    def workers_running(self) -> int:
+        """How many workers run now: in this loop, or as the jobs' process last reported (none while it is
+        down or starting)."""
+        if self.jobs is not None:
+            return self.jobs.workers_running()
+        return self.workers.running if self.workers is not None else 0
 
     def stop(self) -> None:
         """Stop the workers (a job in flight is abandoned: its lease expires and it runs again) and wait."""

@@ -8,6 +8,12 @@ the snapshot the App would have built when the PR was verified, from the
 local clone only. The conversation checks (0-5: sign-off, sweep, evals,
 recipe link, reuse command, checklist) need what a git history does not
 hold, so only the content checks 6-12 and recipe lint are reported.
+
+A row is REJECTED when a content check FAILs (or lint, where it blocks),
+UNDECIDED when none FAILs but one could not decide (the App would ask a
+maintainer), else PASS; ERROR when its commits cannot be read. What a rule
+could judge only with a sign-off, where the repository holds what the
+sign-off would link, is the check's note, not a FAIL.
 """
 
 from __future__ import annotations
@@ -52,7 +58,7 @@ class MergedPR:
 @dataclass
 class Row:
     pr: MergedPR
-    verdict: str  # PASS | REJECTED | ERROR
+    verdict: str  # PASS | REJECTED | UNDECIDED | ERROR
     checks: dict[int, CheckResult] = field(default_factory=dict)
     lint: CheckResult | None = None
     lint_blocking: bool = False
@@ -63,7 +69,8 @@ class Row:
                      "merged_at": self.pr.merged_at, "verdict": self.verdict}
         if self.error:
             out["error"] = self.error
-        out["checks"] = {str(n): {"status": r.status.value, "reason": r.reason} for n, r in self.checks.items()}
+        out["checks"] = {str(n): {"status": r.status.value, "reason": r.reason,
+                                  **({"notes": list(r.notes)} if r.notes else {})} for n, r in self.checks.items()}
         if self.lint is not None:
             out["lint"] = {"status": self.lint.status.value, "blocking": self.lint_blocking,
                            "reason": self.lint.reason}
@@ -72,8 +79,16 @@ class Row:
     @property
     def failing(self) -> list[CheckResult]:
         """The rows that reject the PR: failing content checks, and lint when it blocks."""
-        rows = [r for r in self.checks.values() if r.status is Status.FAIL]
-        if self.lint is not None and self.lint_blocking and self.lint.status is Status.FAIL:
+        return self._deciding(Status.FAIL)
+
+    @property
+    def undecided(self) -> list[CheckResult]:
+        """The rows a maintainer would have been asked to confirm."""
+        return self._deciding(Status.UNDECIDED)
+
+    def _deciding(self, status: Status) -> list[CheckResult]:
+        rows = [r for r in self.checks.values() if r.status is status]
+        if self.lint is not None and self.lint_blocking and self.lint.status is status:
             rows.append(self.lint)
         return rows
 
@@ -130,7 +145,7 @@ def backtest_one(git: Git, commits: Commits, name: str, pr: MergedPR) -> Row:
 def _row(pr: MergedPR, verdict: Verdict) -> Row:
     checks = {r.number: r for r in verdict.results if r.number in CONTENT_CHECKS}
     row = Row(pr, "PASS", checks, verdict.lint, verdict.lint_blocking)
-    row.verdict = "REJECTED" if row.failing else "PASS"
+    row.verdict = "REJECTED" if row.failing else "UNDECIDED" if row.undecided else "PASS"
     return row
 
 
@@ -192,15 +207,21 @@ def _stop() -> None:
 
 
 def summary(rows: list[Row]) -> dict:
-    fails = Counter(str(r.number) for row in rows for r in row.checks.values() if r.status is Status.FAIL)
+    def per_check(status: Status) -> dict[str, int]:
+        counted = Counter(r.number for row in rows for r in row.checks.values() if r.status is status)
+        return {str(n): counted.get(n, 0) for n in CONTENT_CHECKS}
+
     lint_fails = sum(1 for row in rows if row.lint is not None and row.lint.status is Status.FAIL)
     return {
         "prs": len(rows),
         "passed": sum(1 for r in rows if r.verdict == "PASS"),
         "rejected": sum(1 for r in rows if r.verdict == "REJECTED"),
+        "undecided": sum(1 for r in rows if r.verdict == "UNDECIDED"),
         "errors": sum(1 for r in rows if r.verdict == "ERROR"),
-        "check_failures": {str(n): fails.get(str(n), 0) for n in CONTENT_CHECKS},
+        "check_failures": per_check(Status.FAIL),
+        "check_undecided": per_check(Status.UNDECIDED),
         "lint_failures": lint_fails,
+        "notes": sum(len(r.notes) for row in rows for r in row.checks.values()),
         "not_backtested": NOT_BACKTESTED,
     }
 
@@ -210,15 +231,18 @@ def to_json(rows: list[Row]) -> dict:
 
 
 def table(rows: list[Row]) -> str:
-    lines = [f"{'PR':>6}  {'commit':<12}  {'merged':<10}  {'verdict':<8}  failing", "-" * 78]
+    lines = [f"{'PR':>6}  {'commit':<12}  {'merged':<10}  {'verdict':<9}  failing or undecided", "-" * 78]
     for row in rows:
-        failing = ", ".join(_label(r) for r in row.failing) or (row.error or "")
-        lines.append(f"{'#' + str(row.pr.number):>6}  {row.pr.commit[:12]}  {row.pr.merged_at[:10]}  {row.verdict:<8}  "
+        failing = ", ".join(_label(r) for r in row.failing or row.undecided) or (row.error or "")
+        lines.append(f"{'#' + str(row.pr.number):>6}  {row.pr.commit[:12]}  {row.pr.merged_at[:10]}  {row.verdict:<9}  "
                      f"{failing}".rstrip())
     s = summary(rows)
-    lines += ["", f"{s['prs']} PRs: {s['passed']} PASS, {s['rejected']} REJECTED, {s['errors']} unreadable",
+    lines += ["", f"{s['prs']} PRs: {s['passed']} PASS, {s['rejected']} REJECTED, {s['undecided']} UNDECIDED, "
+                  f"{s['errors']} unreadable",
               "FAILs per check: " + ", ".join(f"{n}: {c}" for n, c in s["check_failures"].items())
-              + f"; recipe lint (advice unless blocking): {s['lint_failures']}", f"Note: {NOT_BACKTESTED}."]
+              + f"; recipe lint (advice unless blocking): {s['lint_failures']}",
+              "UNDECIDED per check: " + ", ".join(f"{n}: {c}" for n, c in s["check_undecided"].items()),
+              f"Note: {NOT_BACKTESTED}."]
     return "\n".join(lines)
 
 
@@ -227,38 +251,47 @@ def _label(r: CheckResult) -> str:
 
 
 def report(rows: list[Row], title: str) -> str:
-    """Markdown: FAILs per check, their reasons grouped, and every rejected PR with its findings."""
+    """Markdown: FAILs and UNDECIDEDs per check, their reasons grouped, every rejected and every undecided PR
+    with its findings, and the notes (what the sign-off must link)."""
     s = summary(rows)
     out = [f"# Backtest of {title}", "",
            f"{s['prs']} squash-merged PRs: **{s['passed']} PASS**, **{s['rejected']} REJECTED**, "
-           f"{s['errors']} unreadable.", "", f"_{NOT_BACKTESTED}._", "",
-           "## FAILs per check", "", "| check | FAILs |", "|---|---|"]
-    out += [f"| {n} | {c} |" for n, c in s["check_failures"].items()]
+           f"**{s['undecided']} UNDECIDED** (a maintainer would be asked), {s['errors']} unreadable.", "",
+           f"_{NOT_BACKTESTED}._", "",
+           "## FAILs and UNDECIDEDs per check", "", "| check | FAILs | UNDECIDED |", "|---|---|---|"]
+    out += [f"| {n} | {c} | {s['check_undecided'][n]} |" for n, c in s["check_failures"].items()]
     out += [f"| recipe lint (advice{'' if not any(r.lint_blocking for r in rows) else ', blocking'}) | "
-            f"{s['lint_failures']} |", "", "## Reasons, grouped", ""]
+            f"{s['lint_failures']} | |", "", "## Reasons, grouped", ""]
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for row in rows:
         for r in _all_failing(row):
-            groups[(_label(r), _reason_shape(r))].append(row.pr.number)
+            groups[(_label(r) + (" (undecided)" if r.status is Status.UNDECIDED else ""),
+                    _reason_shape(r))].append(row.pr.number)
     for (label, shape), numbers in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         out.append(f"- **{label}** ({len(numbers)}): {shape} — " + ", ".join(f"#{n}" for n in numbers))
-    out += ["", "## Rejected PRs", ""]
-    for row in rows:
-        if row.verdict == "PASS":
-            continue
-        out.append(f"### #{row.pr.number} {row.pr.title} ({row.pr.commit[:12]}, {row.pr.merged_at[:10]})")
-        out.append("")
-        if row.error:
-            out.append(f"- cannot be read: {row.error}")
-        for r in row.failing:
-            out.append(f"- {_label(r)}: {r.reason}")
-            out += [f"  - `{f.path}:{f.line}` [{f.rule}] {f.message}" for f in r.findings]
-        out.append("")
+    for heading, verdicts, listed in (("Rejected PRs", ("REJECTED", "ERROR"), Row.failing.fget),
+                                      ("Undecided PRs", ("UNDECIDED",), Row.undecided.fget)):
+        out += ["", f"## {heading}", ""]
+        for row in rows:
+            if row.verdict not in verdicts:
+                continue
+            out.append(f"### #{row.pr.number} {row.pr.title} ({row.pr.commit[:12]}, {row.pr.merged_at[:10]})")
+            out.append("")
+            if row.error:
+                out.append(f"- cannot be read: {row.error}")
+            for r in listed(row):
+                out.append(f"- {_label(r)}: {r.reason}")
+                out += [f"  - `{f.path}:{f.line}` [{f.rule}] {f.message}" for f in r.findings]
+            out.append("")
+    notes = [(row, r, note) for row in rows for r in row.checks.values() for note in r.notes]
+    if notes:
+        out += ["", "## Notes", "", "What the sign-off must link, where the repository holds it:", ""]
+        out += [f"- #{row.pr.number} {_label(r)}: {note}" for row, r, note in notes]
     return "\n".join(out).rstrip() + "\n"
 
 
 def _all_failing(row: Row) -> Iterator[CheckResult]:
-    yield from (r for r in row.checks.values() if r.status is Status.FAIL)
+    yield from (r for r in row.checks.values() if r.status in (Status.FAIL, Status.UNDECIDED))
     if row.lint is not None and row.lint.status is Status.FAIL:
         yield row.lint
 

@@ -8,18 +8,59 @@ import sys
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from .judge import Judge
     from .replay import replay
 
+    judge = Judge(1)  # the checks as the App runs them: in a process of their own, within the default budget
     try:
-        result = replay(args.world, args.pr)
+        result = replay(args.world, args.pr, judge)
     except Exception as exc:  # noqa: BLE001 - one line, non-zero: the replay itself could not run
         print(f"signoff-bot replay: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
         return 1
+    finally:
+        judge.close()
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
     else:
         print(result.to_text())
     return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """Print the verdicts; exit 0 PASS, 1 REJECTED, 3 NEEDS A MAINTAINER, 2 could not run (app/verify.py)."""
+    import asyncio
+
+    from .event import nothing_to_verify, verify_event
+    from .verify import COULD_NOT_RUN, CannotRun, exit_code, report, verify_pr, write_output
+
+    try:
+        if args.event is not None and args.pr is not None:
+            raise CannotRun("give a pull request or --event FILE, not both")
+        if args.event is not None:
+            outcome = asyncio.run(verify_event(args.event, args.publish))
+            if isinstance(outcome, str):
+                print(nothing_to_verify(outcome))
+                write_output([])
+                return 0
+            results, stats = outcome
+        elif args.pr is not None:
+            results, stats = asyncio.run(verify_pr(args.pr, args.publish))
+        else:
+            raise CannotRun("give a pull request (https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N) or --event FILE")
+    except CannotRun as exc:
+        print(f"signoff-bot verify: {str(exc).splitlines()[0] if str(exc) else 'cannot run'}", file=sys.stderr)
+        return COULD_NOT_RUN
+    except Exception as exc:  # noqa: BLE001 - one line, exit 2: the verification itself could not run
+        print(f"signoff-bot verify: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
+        return COULD_NOT_RUN
+    if not results:
+        print(nothing_to_verify("no job it caused verified a pull request (a comment that is no sign-off, or a "
+                                "workflow that is not the sweep)"))
+        write_output([])
+        return 0
+    print(report(results, stats, args.json, args.publish))
+    write_output(results)
+    return exit_code(results)
 
 
 def _backtest(args: argparse.Namespace) -> int:
@@ -108,6 +149,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pr", type=int, help="pull request number (default: the world's only PR)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_replay)
+
+    p = sub.add_parser("verify", help="verify a pull request, or a GitHub Actions event, as the App does",
+                       description="Credentials: GITHUB_TOKEN or GH_TOKEN, else the App's settings; API: "
+                                   "SIGNOFF_BOT_GITHUB_URL. Exit 0 PASS, 1 REJECTED, 3 NEEDS A MAINTAINER, "
+                                   "2 could not run.")
+    p.add_argument("pr", nargs="?", help="https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N")
+    p.add_argument("--event", metavar="FILE", help="a GitHub Actions event payload ($GITHUB_EVENT_PATH), with "
+                                                   "GITHUB_EVENT_NAME and GITHUB_REPOSITORY")
+    p.add_argument("--publish", action="store_true", help="post what the App posts (default: a dry run)")
+    p.add_argument("--json", action="store_true", help="print replay's JSON object (one line a PR)")
+    p.set_defaults(func=_verify)
 
     p = sub.add_parser("backtest", help="what the content checks would have said on a repository's merged PRs")
     p.add_argument("repo", help="a local clone of the repository")

@@ -71,7 +71,7 @@ from checks.snapshot import (
 from . import artifacts as artifact_zip
 from .edits import LastEdit, last_edits
 from .files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, blob_sha, decode_text
-from .github import GitHubError, app_id_of, as_github_error, call, pages
+from .github import GitHubError, app_id_of, as_github_error, call, is_name, pages, reads_teams, url_path
 from .github_objects import as_artifact, as_check_run, as_comment, as_workflow_run, iso
 from .judge import IN_THREAD, Checks, Rounds
 from .patches import base_from_patch
@@ -94,6 +94,7 @@ class Gatherer:
         self.owner, self.name = repo.split("/", 1)
         self.bot_login = bot_login
         self.app_id = app_id_of(gh)  # whose sign-off check runs' records are read (None: a user's token)
+        self.reads_teams = reads_teams(gh)  # whether a 404 on a team membership means "not a member"
         self._reads: dict[Hashable, asyncio.Future] = {}
         self._kept = getattr(gh, "kept", None)  # app.github.ConditionalGitHub's, when it is one
         self._tip_tree: dict[str, tuple[str, int, str]] = {}  # the base branch tip's, once read
@@ -186,9 +187,12 @@ class Gatherer:
         return await read(("contents", repo, path, ref), lambda: self._read_contents(path, ref, repo))
 
     async def _read_contents(self, path: str, ref: str, repo: str) -> str | None:
-        owner, name = repo.split("/", 1)
+        owner, _, name = repo.partition("/")
+        quoted = url_path(path)
+        if not (is_name(owner) and is_name(name)) or quoted is None:
+            return None  # no request can name it (a path or a link read from the PR: its text reaches the URL)
         try:
-            resp = await self.gh.rest.repos.async_get_content(owner, name, path, ref=ref)
+            resp = await self.gh.rest.repos.async_get_content(owner, name, quoted, ref=ref)
         except RequestFailed as exc:
             if exc.response.status_code == 404:
                 return None
@@ -572,6 +576,9 @@ class Gatherer:
         return await self._once(("upstream", target), lambda: self._read_upstream(target))
 
     async def _read_upstream(self, target: UpstreamTarget) -> UpstreamDoc:
+        owner, _, name = target.repo.partition("/")
+        if not (is_name(owner) and is_name(name)):  # the sign-off's link names no repository GitHub could have
+            return UpstreamDoc(target.url, target.kind, target.repo, target.number, error=target.not_found())
         try:
             if target.kind == "pull":
                 return await self._upstream_pull(target)
@@ -590,7 +597,8 @@ class Gatherer:
             resp = await call(what, self.gh.rest.pulls.async_get, owner, name, target.number)
         except GitHubError as exc:
             if exc.status == 404:
-                return UpstreamDoc(target.url, "pull", target.repo, target.number, error=target.not_found())
+                return UpstreamDoc(target.url, "pull", target.repo, target.number, error=target.not_found(),
+                                   missing=True)
             raise
         try:
             pull = resp.parsed_data
@@ -615,7 +623,7 @@ class Gatherer:
             repo = await self._parsed(target.repo, self.gh.rest.repos.async_get, owner, name)
         except GitHubError as exc:
             if exc.status == 404:
-                return UpstreamDoc(target.url, "page", target.repo, error=target.not_found())
+                return UpstreamDoc(target.url, "page", target.repo, error=target.not_found(), missing=True)
             raise
         texts = await asyncio.gather(*(self._contents(p, repo.default_branch, target.repo) for p in target.paths))
         for path, text in zip(target.paths, texts):  # all at once; the first that exists is the page's
@@ -623,20 +631,23 @@ class Gatherer:
                 return UpstreamDoc(target.url, "page", target.repo, files=frozen_map({path: text}))
         return UpstreamDoc(target.url, "page", target.repo,
                            error=f"no {' or '.join(target.paths) or 'source file'} on "
-                                 f"{target.repo}@{repo.default_branch}")
+                                 f"{target.repo}@{repo.default_branch}", missing=True)
 
     async def _membership(self, team: str, login: str) -> bool | None:
-        """True/False when GitHub says whether `login` is in `team`; None when it will not say."""
+        """True/False when GitHub says whether `login` is in `team`; None when it will not say (a 403, or a 404
+        to a token that cannot read the organisation's teams: GitHub hides them from it)."""
         return await self._once(("member", team, login), lambda: self._read_membership(team, login))
 
     async def _read_membership(self, team: str, login: str) -> bool | None:
         org, _, slug = team.partition("/")
+        if not (is_name(org) and is_name(slug) and is_name(login)):
+            return False  # a team or login GitHub cannot have: no one is its member
         try:
             m = await self._parsed(f"membership of {login} in {team}", self.gh.rest.teams.async_get_membership_for_user_in_org,
                                    org, slug, login)
         except GitHubError as exc:
             if exc.status == 404:
-                return False
+                return False if self.reads_teams else None
             if exc.status == 403:
                 return None
             raise
@@ -646,6 +657,8 @@ class Gatherer:
         return await self._once(("permission", login), lambda: self._read_permission(login))
 
     async def _read_permission(self, login: str) -> str:
+        if not is_name(login):
+            return "none"
         try:
             p = await self._parsed(f"permission of {login}", self.gh.rest.repos.async_get_collaborator_permission_level,
                                    self.owner, self.name, login)

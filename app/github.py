@@ -20,6 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import json
+import re
+import urllib.parse
 import weakref
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
@@ -29,6 +32,7 @@ from typing import Any
 
 import httpx
 import jwt
+import pydantic
 from cryptography.hazmat.primitives import serialization
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.auth.app import AppAuth
@@ -220,6 +224,26 @@ def token_client(token: str, base_url: str, stats: CallStats | None = None) -> G
     return client(TokenAuthStrategy(token), base_url, stats)
 
 
+# The GitHub Actions app on github.com: what a workflow's GITHUB_TOKEN writes (check runs, statuses) is its.
+ACTIONS_APP_ID = 15368
+
+
+@dataclass
+class WorkflowTokenAuth(TokenAuthStrategy):
+    """A plain token (a workflow's GITHUB_TOKEN, or a person's): `app_id` is the app whose check runs it writes
+    and whose records it reads (`app_id_of`: GitHub Actions for a workflow token); such a token cannot read
+    organisation team membership, so GitHub's 404 there means "unknown", not "not a member"
+    (`reads_teams`)."""
+
+    app_id: int = ACTIONS_APP_ID
+    reads_teams: bool = False
+
+
+def reads_teams(gh: GitHub) -> bool:
+    """Whether the client's 404 on a team membership means "not a member" (an App with members: read)."""
+    return getattr(gh.auth, "reads_teams", True)
+
+
 def write_wave(gh: GitHub) -> contextlib.AbstractAsyncContextManager[None]:
     """Send the writes made within as one wave, alone among the installation's writes (app/backoff.py)."""
     gate = gh.config.throttler
@@ -263,8 +287,34 @@ def app_id_of(gh: GitHub) -> int | None:
     return int(app_id) if app_id is not None else None
 
 
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}(?:\[bot\])?")  # an owner, repository, team slug or login
+
+
+def is_name(text: str) -> bool:
+    """Whether `text` may be a GitHub owner, repository, team slug or login: a value read from a PR that is
+    not one never reaches a URL (a control character made an invalid URL, answered as a 502 and retried)."""
+    return _NAME.fullmatch(text) is not None and text not in (".", "..")
+
+
+_UNREQUESTABLE = re.compile(r"[\x00-\x1f\x7f?#]")
+
+
+def url_path(path: str) -> str | None:
+    """A repository path as one part of a URL, percent-encoded (GitHub decodes it back); None for a path no
+    request can name: empty, or with a control character, "?" or "#". githubkit decodes the URL's path again
+    to sign the request, and httpx then refuses it (it was answered as a GitHub 502 and retried), or reads a
+    query or a fragment into it."""
+    if not path or _UNREQUESTABLE.search(path):
+        return None
+    return urllib.parse.quote(path, safe="/")
+
+
 def as_github_error(exc: Exception, what: str) -> GitHubError:
-    """Describe any githubkit/httpx/pydantic failure as one GitHubError, without secrets."""
+    """Describe a githubkit/httpx/pydantic failure as one GitHubError, without secrets.
+
+    Anything else is our own bug, not GitHub's: it is raised again as it is, with its traceback, so the
+    worker logs it and ends the job once (a TypeError retried eight times as "malformed GitHub response"
+    hid bugs)."""
     if isinstance(exc, GitHubError):
         return exc
     if isinstance(exc, RateLimitExceeded):
@@ -278,8 +328,9 @@ def as_github_error(exc: Exception, what: str) -> GitHubError:
         return GitHubError(f"{what}: timed out")
     if isinstance(exc, (httpx.TransportError, GitHubException)):
         return GitHubError(f"{what}: {type(exc).__name__}")
-    # pydantic.ValidationError and friends: a response without a field GitHub promises.
-    return GitHubError(f"{what}: malformed GitHub response ({type(exc).__name__})", status=502)
+    if isinstance(exc, (pydantic.ValidationError, json.JSONDecodeError)):  # a body without what GitHub promises
+        return GitHubError(f"{what}: malformed GitHub response ({type(exc).__name__})", status=502)
+    raise exc
 
 
 def _text(response: httpx.Response) -> str:

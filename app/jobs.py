@@ -38,6 +38,7 @@ from typing import Any
 from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
+from checks import acceptance
 from checks import commands as command_rules
 from checks import signoff, standing
 from checks.policy import CONFIG_PATH, Policy
@@ -52,7 +53,7 @@ from .judge import IN_THREAD, Checks
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
 from .settings import Settings
-from .store import Job, JobSpec, Store
+from .store import Job, JobSpec, LeaseLost, Store
 
 log = logging.getLogger("signoff_bot.jobs")
 
@@ -158,9 +159,9 @@ class JobRunner:
     async def _comment(self, job: Job, gh: GitHub) -> None:
         owner, name = job.repo.split("/", 1)
         kind, cid = job.payload["comment_kind"], int(job.payload["comment_id"])
-        pull = await self._pull(gh, job.repo, job.pr)
+        pull, comment = await asyncio.gather(self._pull(gh, job.repo, job.pr),
+                                             self._read_comment(gh, job.repo, job.pr, kind, cid))
         policy = await self._policy(gh, job.repo, pull.base.ref)
-        comment = await self._read_comment(gh, job.repo, job.pr, kind, cid)
         if comment is None or signoff.is_bot(comment, self.settings.bot_login):
             return
         # An edit may also have made a sign-off no sign-off: re-verify a PR that had a verdict.
@@ -174,6 +175,8 @@ class JobRunner:
             await self._reuse(job, gh, policy, pull, cid)
         if command_rules.command_pattern(policy.recheck_command).search(comment.body):
             await self._recheck(job, gh, policy, comment)
+        if acceptance.mentions(comment):
+            await self._accept(job, gh, pull, comment)
 
     async def _read_comment(self, gh: GitHub, repo: str, pr: int, kind: str, cid: int) -> Comment | None:
         """The comment as GitHub has it now, as the checks read one; None when it was deleted."""
@@ -201,17 +204,21 @@ class JobRunner:
         association, associations = comment.author_association, policy.authorized_associations
         if command_rules.authorized(association, None, associations):
             return True, association
+        permission = await self._permission(gh, repo, comment.author)
+        return command_rules.authorized(association, permission, associations), f"{association}, permission {permission}"
+
+    async def _permission(self, gh: GitHub, repo: str, login: str) -> str:
+        """`login`'s permission on the repository ("none" when GitHub does not know them)."""
         owner, name = repo.split("/", 1)
         try:
-            resp = await gh.rest.repos.async_get_collaborator_permission_level(owner, name, comment.author)
-            permission = str(resp.parsed_data.permission)
+            resp = await gh.rest.repos.async_get_collaborator_permission_level(owner, name, login)
+            return str(resp.parsed_data.permission)
         except RequestFailed as exc:
             if exc.response.status_code != 404:
                 raise as_github_error(exc, "collaborator permission") from None
-            permission = "none"
+            return "none"
         except Exception as exc:  # noqa: BLE001
             raise as_github_error(exc, "collaborator permission") from None
-        return command_rules.authorized(association, permission, associations), f"{association}, permission {permission}"
 
     async def _acknowledge(self, gh: GitHub, job: Job, cid: int, accepted: bool, text: str) -> None:
         """+1/-1 reaction and one reply, never repeated when a job is retried."""
@@ -259,10 +266,11 @@ class JobRunner:
         commits = await pages("PR commits", rest.pulls.async_list_commits, owner, name, job.pr, limit=MAX_COMMITS)
         in_pr = {c.sha for c in commits}
         if arg:
-            if not arg.isdigit():
+            run_id = command_rules.parse_run_id(arg)
+            if run_id is None:
                 return False, f"`{policy.reuse_command} {arg}` refused: `{arg}` is not a run id."
             try:
-                run = as_workflow_run((await rest.actions.async_get_workflow_run(owner, name, int(arg))).parsed_data)
+                run = as_workflow_run((await rest.actions.async_get_workflow_run(owner, name, run_id)).parsed_data)
             except RequestFailed as exc:
                 if exc.response.status_code == 404:
                     return False, f"`{policy.reuse_command} {arg}` refused: no such workflow run."
@@ -296,6 +304,23 @@ class JobRunner:
         await self._acknowledge(gh, job, comment.id, False,
                                 f"`{policy.recheck_command}` refused: @{comment.author} is not a maintainer ({who}).")
 
+    async def _accept(self, job: Job, gh: GitHub, pull, comment: Comment) -> None:
+        """`/signoff-accept`: acknowledged (a reaction, or a reply saying why it cannot count) and verified
+        again; whether it counts, and for which row, the verification decides (`checks.acceptance`)."""
+        author = (pull.user.login if pull.user else "").lower()
+        if comment.author.lower() == author:
+            await self._acknowledge(gh, job, comment.id, False, f"`{acceptance.COMMAND}` refused: @{comment.author} "
+                                    "is the PR's author; a maintainer who did not write or sign off on it must accept.")
+            return
+        permission = await self._permission(gh, job.repo, comment.author)
+        if permission not in command_rules.WRITE_PERMISSIONS:
+            await self._acknowledge(gh, job, comment.id, False, f"`{acceptance.COMMAND}` refused: @{comment.author} "
+                                    f"needs write permission on the repository (has {permission}).")
+            return
+        await call("reaction", gh.rest.reactions.async_create_for_issue_comment, *job.repo.split("/", 1), comment.id,
+                   data={"content": "eyes"})
+        await self._enqueue_verify(job, f"{acceptance.COMMAND} by {comment.author}")
+
     # --- verify ------------------------------------------------------------------------
 
     async def _verify(self, job: Job, gh: GitHub) -> None:
@@ -303,6 +328,10 @@ class JobRunner:
         gatherer = Gatherer(gh, job.repo, self.settings.bot_login, self.checks)
         done = await gatherer.verify(job.pr, utc_now())
         snap, verdict = done.snapshot, done.verdict
+        for row in verdict.rows:
+            if row.internal_error:  # a bug of ours: its row failed closed; here is where it raised
+                log.error(f"check {row.number} ({row.name}) raised; its row fails closed\n{row.internal_error}",
+                          extra={"repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha, "job": job.id})
         publisher = Publisher(gh, job.repo, self.settings.bot_login, gatherer.owned_check_runs)
         if snap.pr.state != "open" or snap.pr.draft:
             await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "SKIPPED")
@@ -321,14 +350,21 @@ class JobRunner:
                                       fresh.reason, details_url=snap.pr.url, record=await self._record(job, snap))
             await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "STALE")
             return
+        verdict = acceptance.apply(verdict, [a for a in verdict.acceptances if not a.problem and (
+            await asyncio.to_thread(self._freshness, job, snap, a.comment, content, records, "acceptance")).fresh])
         current = await self._pull(gh, job.repo, job.pr)
         # A push landed while verifying: the result belongs to the old head only; the sticky comment waits.
         sticky = current.head.sha == snap.pr.head_sha
+        if not await asyncio.to_thread(self.store.heartbeat, job, job.owner, self.settings.lease_seconds):
+            raise LeaseLost(f"job {job.id}: another worker holds the lease; this verdict is not published")
         published = await publisher.verdict(snap, verdict, sticky=sticky, record=await self._record(job, snap))
         decided = await asyncio.to_thread(self.store.record_decision, job, snap.pr.head_sha, verdict.label, content, {
             "delivery": job.payload.get("delivery"), "repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
             "inputs_digest": await self.checks.digest(snap), "verdict": verdict.label,
-            "published": _published_record(published, job.payload.get("reason", ""), job.id),
+            "published": {**_published_record(published, job.payload.get("reason", ""), job.id),
+                          **({"accepted": accepted} if (accepted := [
+                              {"row": r.number, "by": r.accepted_by, "reason": r.reason}
+                              for r in verdict.rows if r.accepted_by]) else {})},
         })
         if not decided:
             log.warning("lease lost before the verdict was recorded; the job runs again",
@@ -350,20 +386,22 @@ class JobRunner:
                                     pin.head_sha)
         return records
 
-    def _freshness(self, job: Job, snap: Snapshot, sign: signoff.SignOff, content: str,
-                   records: list[standing.Record]) -> standing.Freshness:
+    def _freshness(self, job: Job, snap: Snapshot, sign: signoff.SignOff | Comment, content: str,
+                   records: list[standing.Record], what: str = "sign-off") -> standing.Freshness:
         """`standing.decide` on this database's pin and the App's records, storing the pin it asks for
-        (if another worker pinned this sign-off first, its pin decides)."""
+        (if another worker pinned this sign-off first, its pin decides). A maintainer's acceptance is a
+        comment pinned the same way (`what`)."""
+        comment = sign.comment if isinstance(sign, signoff.SignOff) else sign
         row = next(filter(None, (self.store.signoff_pin(job.repo, job.pr, key)
-                                 for key in standing.pin_keys(sign.comment))), None)
+                                 for key in standing.pin_keys(comment))), None)
         local = standing.Pin(row["signoff"], row["fingerprint"], row["head_sha"]) if row else None
-        fresh = standing.decide(sign, content, snap.pr.head_sha, local, records)
+        fresh = standing.decide(comment, content, snap.pr.head_sha, local, records, what)
         wanted = fresh.record
         if wanted is not None:
             pinned = self.store.pin_signoff(job.repo, job.pr, wanted.signoff, wanted.content, wanted.head_sha)
             if pinned["fingerprint"] != wanted.content:
                 local = standing.Pin(wanted.signoff, pinned["fingerprint"], pinned["head_sha"])
-                fresh = standing.decide(sign, content, snap.pr.head_sha, local, records)
+                fresh = standing.decide(comment, content, snap.pr.head_sha, local, records, what)
         return fresh
 
     async def _record(self, job: Job, snap: Snapshot) -> standing.Record:

@@ -38,7 +38,7 @@ import uuid
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
-from .judge import Judge
+from .judge import Budget, Judge
 from .observability import Metrics, setup_logging
 from .scheduling import collect_less, lower_priority, yield_to_the_event_loop
 from .settings import Settings
@@ -150,10 +150,10 @@ async def _work(settings: Settings, conn: Connection, metrics: Forwarded, owners
 
     threading.Thread(target=watch_the_server, name="server-watch", daemon=True).start()
     store = await asyncio.to_thread(open_store, settings.db_path)
-    judge = Judge(settings.check_processes)
+    judge = Judge(settings.check_processes, budget=Budget.of(settings.check_cpu_seconds, settings.check_memory_mb))
     try:
         runner = JobRunner(settings, store, Clients(settings, metrics), metrics, judge)
-        tasks = start_workers(settings, store, runner, metrics, stop, owners)
+        tasks = start_workers(settings, store, runner, metrics, stop, owners).tasks
         await stop.wait()
         for task in tasks:
             task.cancel()
@@ -176,6 +176,7 @@ class JobsProcess:
         self._stopping = threading.Event()
         self._lock = threading.Lock()  # a start after a death, or the stop: one at a time
         self._watcher: threading.Thread | None = None
+        self._workers = 0  # running in the process, as it last reported
 
     def start(self) -> None:
         atexit.register(self.stop)  # before multiprocessing's exit handler, which would wait for the process
@@ -197,6 +198,11 @@ class JobsProcess:
     def alive(self) -> bool:
         return self._process is not None and self._process.is_alive()
 
+    def workers_running(self) -> int:
+        """The workers running in the process, as it last said (`workers_running` forwarded); 0 while it
+        is down or has not said yet."""
+        return self._workers if self.alive() else 0
+
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
@@ -206,10 +212,15 @@ class JobsProcess:
         yield_to_the_event_loop()
         while True:
             try:
-                apply(self.metrics, self._conn.recv())
+                calls = self._conn.recv()
+                apply(self.metrics, calls)
+                self._workers = next((int(arg) for name, _values, op, arg in reversed(calls)
+                                      if name == "workers_running" and op == "set"), self._workers)
                 continue
             except (EOFError, OSError):
                 pass
+            self._workers = 0
+            self.metrics.workers_running.set(0)
             if self._stopping.is_set():
                 return
             self._process.join()

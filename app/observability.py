@@ -18,7 +18,8 @@ from .github import GitHubError
 QUIET_LOGGERS = ("httpx", "httpcore", "hpack", "uvicorn.access")
 SAFE_MESSAGES = (GitHubError, sqlite3.Error, OSError, TimeoutError)  # messages written without secrets
 _SOURCE = str(Path(__file__).resolve().parent.parent)  # app/ and checks/: where a traceback is worth pointing
-LOG_FIELDS = ("delivery", "event", "repo", "pr", "head_sha", "job", "kind", "outcome", "verdict", "field", "error")
+LOG_FIELDS = ("delivery", "event", "repo", "pr", "head_sha", "job", "kind", "worker", "outcome", "verdict", "field",
+              "error")
 
 
 class JsonFormatter(logging.Formatter):
@@ -137,6 +138,10 @@ class Metrics:
                                               buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120))
         self.jobs = Counter("signoff_bot_jobs_total", "Jobs finished by kind and outcome", ["kind", "outcome"],
                             registry=self.registry)
+        self.worker_restarts = Counter("signoff_bot_worker_restarts_total",
+                                       "Workers started again after they stopped (a bug escaped them)",
+                                       registry=self.registry)
+        self.workers_running = Gauge("signoff_bot_workers_running", "Workers running now", registry=self.registry)
         self.github_calls = Counter("signoff_bot_github_api_calls_total", "GitHub API requests made",
                                     registry=self.registry)
         self.rate_limit_remaining = Gauge("signoff_bot_github_rate_limit_remaining",

@@ -291,11 +291,13 @@ def _archive_files(world: World, run_id: int, a: Artifact) -> ArtifactFiles | No
 def _upstream(world: World, target: UpstreamTarget) -> UpstreamDoc:
     repo = world.repos.get(target.repo)
     if repo is None:
-        return UpstreamDoc(target.url, target.kind, target.repo, target.number, error=target.not_found())
+        return UpstreamDoc(target.url, target.kind, target.repo, target.number, error=target.not_found(),
+                           missing=True)
     if target.kind == "pull":
         pr = repo.pulls.get(target.number)
         if pr is None:
-            return UpstreamDoc(target.url, "pull", target.repo, target.number, error=target.not_found())
+            return UpstreamDoc(target.url, "pull", target.repo, target.number, error=target.not_found(),
+                               missing=True)
         merged = bool(pr.get("merged"))
         ref = pr.get("merge_commit_sha") if merged else pr["head"]["sha"]
         base = repo.commits.get(pr["base"]["sha"])
@@ -316,4 +318,5 @@ def _upstream(world: World, target: UpstreamTarget) -> UpstreamDoc:
         if text is not None:
             return UpstreamDoc(target.url, "page", target.repo, files=frozen_map({path: text}))
     return UpstreamDoc(target.url, "page", target.repo,
-                       error=f"no {' or '.join(target.paths) or 'source file'} on {target.repo}@{repo.default_branch}")
+                       error=f"no {' or '.join(target.paths) or 'source file'} on {target.repo}@{repo.default_branch}",
+                       missing=True)

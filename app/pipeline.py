@@ -10,6 +10,7 @@ from checks.result import Verdict
 from checks.snapshot import Snapshot
 
 from .gather import Gatherer
+from .judge import IN_THREAD, Checks
 from .publish import Published, Publisher
 
 
@@ -21,9 +22,9 @@ class Outcome:
 
 
 async def verify(gh: GitHub, repo: str, number: int, now: str, bot_login: str = "signoff-bot[bot]",
-                 publish: bool = True) -> Outcome:
+                 publish: bool = True, checks: Checks = IN_THREAD) -> Outcome:
     async with gh:  # one HTTP client, keep-alive connections, for the whole verification
-        gatherer = Gatherer(gh, repo, bot_login)
+        gatherer = Gatherer(gh, repo, bot_login, checks)
         done = await gatherer.verify(number, now)
         snap, verdict = done.snapshot, done.verdict
         published = Published()

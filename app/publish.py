@@ -37,7 +37,7 @@ from typing import Any, Callable
 from githubkit import GitHub
 
 from checks import standing
-from checks.result import Finding, Severity, Verdict
+from checks.result import Finding, Severity, Status, Verdict
 from checks.snapshot import Comment, Snapshot
 
 from . import render
@@ -48,6 +48,7 @@ CHECK_NAME = "codeowner-signoff-verify"
 LINT_CHECK_NAME = "signoff-bot lint"
 ANNOTATIONS_PER_REQUEST = 50
 SUMMARY_LIMIT = 65_000
+COMMENT_LIMIT = 65_536  # characters of a comment's body, GitHub's limit
 FINDING_TAG = "<!-- signoff-bot finding {key} -->"
 RESOLVED_PREFIX = "Resolved"
 _LEVEL = {Severity.ERROR: "failure", Severity.WARNING: "warning", Severity.NOTICE: "notice"}
@@ -101,8 +102,10 @@ class Publisher:
         async with write_wave(self.gh):
             (out.check_run_id, written), _, out.status_state, _ = await asyncio.gather(
                 self._put_check_run(snap.pr.head_sha, CHECK_NAME, conclusion, title, render.summary(verdict),
-                                    verdict.findings, summary_lists_findings=True, record=record),
-                self._sticky_comment(snap, existing, render.comment(verdict), out) if sticky else _nothing(),
+                                    verdict.findings, summary_lists_findings=True, record=record,
+                                    # GitHub: an action_required run should say where the action is
+                                    details_url=(link or snap.pr.url) if conclusion == "action_required" else None),
+                self._sticky_comment(snap, existing, _comment(snap, verdict), out) if sticky else _nothing(),
                 self._status(snap.pr.head_sha, verdict, link),
                 self.inline_findings(snap, verdict.findings, review),
             )
@@ -149,9 +152,15 @@ class Publisher:
     async def _status(self, sha: str, verdict: Verdict, link: str | None) -> str:
         """Set the commit status, linking `link` (the verdict); returns its state."""
         state = verdict.commit_state
-        failing = [r for r in verdict.rows if not r.passed]
-        description = "Sign-off verified" if verdict.passed else (
-            f"Sign-off rejected: {len(failing)} check(s) failed" if verdict.signer else "No CODEOWNER sign-off yet")
+        failing = [r for r in verdict.rows if r.status is Status.FAIL]
+        if verdict.passed:
+            description = "Sign-off verified"
+        elif not verdict.signer:
+            description = "No CODEOWNER sign-off yet"
+        elif failing:
+            description = f"Sign-off rejected: {len(failing)} check(s) failed"
+        else:
+            description = f"Needs a maintainer: {len(verdict.undecided)} check(s) could not be decided"
         data = {"state": state, "context": CHECK_NAME, "description": description[:140]}
         if link:
             data["target_url"] = link
@@ -191,7 +200,7 @@ class Publisher:
         limit = SUMMARY_LIMIT - len(marker)
         truncated = len(summary) > limit
         if truncated:
-            summary = summary[:limit] + "\n\n(truncated)"
+            summary = render.fit(summary, limit, "every finding is an annotation of this check run")
         if marker:
             summary += "\n" + marker
         first = {"name": name, "head_sha": sha, "status": status,
@@ -278,8 +287,17 @@ def _finding_key_of(body: str) -> str | None:
     return body.split("<!-- signoff-bot finding ", 1)[1].split(" -->", 1)[0]
 
 
+def _comment(snap: Snapshot, verdict: Verdict) -> str:
+    """The verdict comment, within GitHub's limit: when cut, it points to the check run, whose summary and
+    annotations hold every row and finding."""
+    return render.fit(render.comment(verdict), COMMENT_LIMIT,
+                      f"every row and finding is in [the `{CHECK_NAME}` check run]({snap.pr.url}/checks)")
+
+
 def _annotation(f: Finding) -> dict:
-    return {"path": f.path, "start_line": f.line, "end_line": f.line, "annotation_level": _LEVEL[f.severity],
+    """A check-run annotation; what could not be decided is a warning, never a failure of the signer's."""
+    level = "warning" if f.undecided else _LEVEL[f.severity]
+    return {"path": f.path, "start_line": f.line, "end_line": f.line, "annotation_level": level,
             "title": f.rule, "message": f.message[:64_000]}
 
 
@@ -288,4 +306,6 @@ def _label(body: str) -> str | None:
         return "PASS"
     if "**REJECTED**" in body:
         return "REJECTED"
+    if "**NEEDS A MAINTAINER**" in body:
+        return "NEEDS A MAINTAINER"
     return None

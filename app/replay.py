@@ -16,8 +16,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from . import render
-from .fake_github import FakeGitHub
 from .github import CallStats, installation_client
+from .judge import IN_THREAD, Checks
 from .pipeline import Outcome, verify
 from .world import World
 
@@ -56,12 +56,16 @@ def throwaway_key() -> str:
                              serialization.NoEncryption()).decode()
 
 
-def replay(world_dir: str | Path | None = None, number: int | None = None) -> Replay:
+def replay(world_dir: str | Path | None = None, number: int | None = None, checks: Checks = IN_THREAD) -> Replay:
+    """The world's PR verified end to end; `checks`: where its checks run (`signoff-bot replay` runs them as the
+    App does, in a checks' process within the budget)."""
     world_dir = Path(world_dir) if world_dir else DEMO_WORLD
+    from .fake_github import FakeGitHub  # here: `verify` prints with Replay and serves no fake (fastapi, ~0.3 s)
+
     world = World.load(world_dir)
     repo, pr = world.pull_repo(number)
     with FakeGitHub(world_dir) as fake:
         stats = CallStats()
         gh = installation_client(REPLAY_APP_ID, throwaway_key(), repo.installation_id, fake.url, stats)
-        outcome = asyncio.run(verify(gh, repo.full_name, pr["number"], world.now))
+        outcome = asyncio.run(verify(gh, repo.full_name, pr["number"], world.now, checks=checks))
     return Replay(outcome, stats.requests)

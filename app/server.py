@@ -1,7 +1,8 @@
 """The GitHub App's web server: webhook ingest, health, metrics; workers run beside it.
 
 `POST /webhook` is app/ingest.py, served ahead of FastAPI (`App`). `/readyz`
-is 200 only while the database takes a write and the workers run. The
+is 200 only while the database takes a write (on a connection opened for the
+probe) and every configured worker runs. The
 workers and the reconcile pass run on a thread and event loop of their own
 (app/background.py), so that their CPU does not hold a webhook's answer.
 """
@@ -90,16 +91,23 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
     async def readyz() -> Response:
         try:
             await asyncio.wait_for(asyncio.to_thread(store.ping), READY_SECONDS)
+            depth = await asyncio.wait_for(asyncio.to_thread(store.queue_depth), READY_SECONDS)
         except Exception:  # noqa: BLE001 - read-only, full, locked or gone: deliveries would be refused
             return _reply(503, ok=False, error="the database does not take writes")
         dead = background.stopped() if background is not None else 0
         if dead:
             return _reply(503, ok=False, error=f"{dead} background task(s) stopped")
-        return _reply(200, ok=True, queue_depth=await asyncio.to_thread(store.queue_depth))
+        running = background.workers_running() if background is not None else settings.workers
+        if running < settings.workers:
+            return _reply(503, ok=False, error=f"{running} of {settings.workers} workers running")
+        return _reply(200, ok=True, queue_depth=depth)
 
     @app.get("/metrics")
     async def metrics_endpoint() -> Response:
-        metrics.queue_depth.set(await asyncio.to_thread(store.queue_depth))
+        try:  # while the database is down the other metrics still answer, the queue's depth as last read
+            metrics.queue_depth.set(await asyncio.wait_for(asyncio.to_thread(store.queue_depth), READY_SECONDS))
+        except Exception:  # noqa: BLE001
+            pass
         return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
 
     return app

@@ -28,6 +28,8 @@ class Settings:
     body_seconds: float = 10.0  # for a body to arrive (GitHub gives up on a delivery after 10 s)
     workers: int = 2
     check_processes: int = 1  # processes the server runs the checks in (app/judge.py)
+    check_cpu_seconds: float = 10.0  # one verification's checks: CPU time (app/judge.py `Budget`)
+    check_memory_mb: int = 512  # one verification's checks: memory beyond what the checks' process held
     work_nice: int = 10  # how much lower the verifying processes' CPU priority is than the server's (0-19)
     lease_seconds: float = 30.0
     reconcile_seconds: float = 600.0
@@ -84,6 +86,8 @@ class Settings:
         numbers = {}
         for name, field_name, kind in (("SIGNOFF_BOT_WORKERS", "workers", int),
                                        ("SIGNOFF_BOT_CHECK_PROCESSES", "check_processes", int),
+                                       ("SIGNOFF_BOT_CHECK_CPU_SECONDS", "check_cpu_seconds", float),
+                                       ("SIGNOFF_BOT_CHECK_MEMORY_MB", "check_memory_mb", int),
                                        ("SIGNOFF_BOT_LEASE_SECONDS", "lease_seconds", float),
                                        ("SIGNOFF_BOT_RECONCILE_SECONDS", "reconcile_seconds", float),
                                        ("SIGNOFF_BOT_JOB_BUDGET_SECONDS", "job_budget_seconds", float),

@@ -21,7 +21,17 @@ Guarantees the rest of the app relies on:
 - the schema is versioned: each engine applies the migrations a database lacks
   at start-up, once, however many processes start at the same time;
 - `ping` proves the database takes a write (readiness means able to record a
-  delivery): it rewrites the one row of `health` (schema version 2).
+  delivery): it rewrites the one row of `health` (schema version 2) on a
+  connection opened for the probe, so that what it proves holds for the next
+  connection too (a directory or file system made read-only, a restarted server);
+- a database fault (`Transient`: a lost connection, a pool timeout, a server
+  shutting down, a serialisation failure; SQLite busy, locked, read-only or
+  failing I/O) is of the moment, never a verdict: the job that meets it runs
+  again later (app/worker.py);
+- a job's outcome is recorded only by the worker holding its lease (`complete`,
+  `retry`, `fail`, `record_decision` check it in the transaction that records
+  the outcome, and say whether they did); a verification that could not
+  complete leaves its head's verdict INCOMPLETE, which reconcile verifies again.
 """
 
 from __future__ import annotations
@@ -32,6 +42,8 @@ import json
 import os
 import shutil
 import sqlite3
+import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -51,6 +63,8 @@ BUSY_SECONDS = 30.0  # how long an SQLite statement waits for another connection
 # bench, 20 verifications running), and every delivery that came meanwhile waited behind it.
 BUSY_FIRST_SLEEP = 0.0001
 BUSY_MAX_SLEEP = 0.001
+PROBE_SECONDS = 2.0  # how long the readiness probe's connection waits for a lock before it says "not ready"
+INCOMPLETE = "INCOMPLETE"  # the verdict label of a head whose verification could not complete
 T = TypeVar("T")
 
 # Version n is SQLITE_MIGRATIONS[n - 1]; a database's PRAGMA user_version counts those it has.
@@ -145,6 +159,10 @@ def _chunks(rows: list[T]) -> list[list[T]]:
     return [rows[i:i + ROWS_PER_STATEMENT] for i in range(0, len(rows), ROWS_PER_STATEMENT)]
 
 
+class LeaseLost(Exception):
+    """The worker no longer holds the job's lease: another worker runs it, and this one's result is dropped."""
+
+
 class SchemaTooNew(RuntimeError):
     """The database was migrated by a newer release; this one would misread it."""
 
@@ -196,9 +214,10 @@ class Store(Protocol):
     def enqueue(self, jobs: list[JobSpec]) -> None: ...
     def lease(self, owner: str, lease_seconds: float) -> Job | None: ...
     def heartbeat(self, job: Job, owner: str, lease_seconds: float) -> bool: ...
-    def complete(self, job: Job, owner: str) -> None: ...
-    def retry(self, job: Job, owner: str, delay: float, error: str, rate_limited: bool = False) -> None: ...
-    def fail(self, job: Job, owner: str, error: str) -> None: ...
+    def complete(self, job: Job, owner: str) -> bool: ...
+    def retry(self, job: Job, owner: str, delay: float, error: str, rate_limited: bool = False,
+              excused: float = 0.0) -> bool: ...
+    def fail(self, job: Job, owner: str, error: str, head_sha: str | None = None) -> bool: ...
     def queue_depth(self) -> int: ...
     def record_verdict(self, repo: str, pr: int, head_sha: str, label: str, fingerprint: str = "") -> None: ...
     def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None: ...
@@ -225,9 +244,15 @@ class SqlStore(abc.ABC):
     clock: Callable[[], float]
     Conflict: type[Exception]
     Retry: tuple[type[Exception], ...] = ()  # errors after which `_tx` runs the whole transaction again
+    Transient: tuple[type[Exception], ...] = ()  # database faults: the same call may succeed later
 
     @abc.abstractmethod
     def _tx(self, fn): ...
+
+    def _ingest_tx(self, fn):
+        """`_tx` for recording deliveries, which a webhook's answer waits for: an engine may give it a
+        connection of its own that fails at once when the database is unreachable."""
+        return self._tx(fn)
 
     @abc.abstractmethod
     def _read(self, sql: str, args: tuple = ()) -> list: ...
@@ -257,7 +282,7 @@ class SqlStore(abc.ABC):
         out. Raises when a transaction fails as a whole (it could not begin or commit)."""
         now = self.clock()
         try:
-            return self._tx(lambda db: self._record(db, deliveries, now))
+            return self._ingest_tx(lambda db: self._record(db, deliveries, now))
         except _Rejected as rejected:
             if len(deliveries) == 1:
                 return [rejected.error]
@@ -276,7 +301,7 @@ class SqlStore(abc.ABC):
                 outcomes.append(d.key in fresh)
                 fresh.discard(d.key)
             self._enqueue(db, [job for d, new in zip(deliveries, outcomes) if new for job in d.jobs], now)
-        except self.Retry:
+        except (*self.Retry, *self.Transient):  # the database, not a value: the whole batch failed
             raise
         except Exception as exc:  # a value the database refuses: the transaction is rolled back
             raise _Rejected(exc) from exc
@@ -341,38 +366,53 @@ class SqlStore(abc.ABC):
             (now + lease_seconds, now, job.id, owner)).rowcount))
 
     def _finish(self, job: Job, owner: str, state: str, error: str | None, not_before: float | None = None,
-                waited: float = 0.0) -> None:
-        """End a run of `job`; `waited` > 0: it waits that long for a rate limit, which is not a failed try."""
+                waited: float = 0.0, head_sha: str | None = None) -> bool:
+        """End a run of `job` if `owner` still holds its lease (False, and nothing written, if it does not);
+        `waited` > 0: it waits that long without it being a failed try; `head_sha`: the head whose
+        verification could not complete, left INCOMPLETE in the same transaction."""
         now = self.clock()
         end = ("UPDATE jobs SET state=?, last_error=?, not_before=coalesce(?, not_before), lease_owner=NULL, "
-               "lease_until=NULL, updated_at=?, waited=waited+?, attempts=attempts-? WHERE id=? AND lease_owner=?")
+               "lease_until=NULL, updated_at=?, waited=waited+?, attempts=attempts-? "
+               "WHERE id=? AND lease_owner=? AND state='running'")
         args = (state, error, not_before, now, waited, int(waited > 0), job.id, owner)
 
-        def run(db) -> None:
+        def run(db) -> bool:
             if state != "queued":
-                db.execute(end, args)
-                return
+                ended = db.execute(end, args).rowcount > 0
+                if not ended and state == "done":  # a verification's decision ended it `done` already
+                    ended = db.execute("SELECT 1 FROM jobs WHERE id=? AND state='done'", (job.id,)).fetchone() \
+                        is not None
+                if ended and head_sha:
+                    self._verdict(db, job.repo, job.pr, head_sha, INCOMPLETE, "", now)
+                return ended
             db.execute("SAVEPOINT requeue")
             try:
-                db.execute(end, args)
+                ended = db.execute(end, args).rowcount > 0
             except self.Conflict:
                 # A newer job of the same kind is already queued (jobs_one_queued says so): it will do the work.
                 db.execute("ROLLBACK TO requeue")
-                db.execute("UPDATE jobs SET state='done', last_error=?, updated_at=? WHERE id=? AND lease_owner=?",
-                           (f"superseded; last error: {error}", now, job.id, owner))
+                ended = db.execute("UPDATE jobs SET state='done', last_error=?, updated_at=? "
+                                   "WHERE id=? AND lease_owner=? AND state='running'",
+                                   (f"superseded; last error: {error}", now, job.id, owner)).rowcount > 0
             db.execute("RELEASE requeue")
+            return ended
 
-        self._tx(run)
+        return bool(self._tx(run))
 
-    def complete(self, job: Job, owner: str) -> None:
-        self._finish(job, owner, "done", None)
+    def complete(self, job: Job, owner: str) -> bool:
+        return self._finish(job, owner, "done", None)
 
-    def retry(self, job: Job, owner: str, delay: float, error: str, rate_limited: bool = False) -> None:
-        """Run the job again after `delay`; a wait for a rate limit counts neither as a try nor against its budget."""
-        self._finish(job, owner, "queued", error, self.clock() + delay, delay if rate_limited else 0.0)
+    def retry(self, job: Job, owner: str, delay: float, error: str, rate_limited: bool = False,
+              excused: float = 0.0) -> bool:
+        """Run the job again after `delay`. A wait for a rate limit (the delay) or for the database (`excused`
+        seconds: the outage the job met) counts neither as a try nor against its budget."""
+        waited = (delay if rate_limited else 0.0) + excused
+        return self._finish(job, owner, "queued", error, self.clock() + delay, waited)
 
-    def fail(self, job: Job, owner: str, error: str) -> None:
-        self._finish(job, owner, "failed", error)
+    def fail(self, job: Job, owner: str, error: str, head_sha: str | None = None) -> bool:
+        """End the job failed, if `owner` holds its lease. `head_sha`: the PR head whose check run is to say
+        the verification could not complete: its verdict becomes INCOMPLETE (reconcile verifies it again)."""
+        return self._finish(job, owner, "failed", error, head_sha=head_sha)
 
     def queue_depth(self) -> int:
         return self._read("SELECT count(*) AS n FROM jobs WHERE state IN ('queued', 'running')")[0]["n"]
@@ -465,17 +505,20 @@ class SqlStore(abc.ABC):
             args.append(pr)
         return [dict(r) for r in self._read(sql + " ORDER BY id", tuple(args))]
 
+    HEALTH_WRITE = "INSERT INTO health (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at"
+
+    @abc.abstractmethod
     def ping(self) -> None:
-        """Raise unless the database takes a write: a transaction that rewrites the health row commits."""
-        now = self.clock()
-        self._tx(lambda db: db.execute("INSERT INTO health (id, at) VALUES (1, ?) "
-                                       "ON CONFLICT (id) DO UPDATE SET at = excluded.at", (now,)))
+        """Raise unless the database takes a write now, on a connection opened for the probe (a transaction
+        that rewrites the health row commits): the App's open connections may write where a new one cannot."""
 
 
 class SqliteStore(SqlStore):
     """The embedded default: one SQLite file, shared safely by threads and processes."""
 
     Conflict = sqlite3.IntegrityError
+    # busy, locked, read-only, disk full, I/O error, cannot open: the file and its disk, not the job
+    Transient = (sqlite3.OperationalError,)
 
     def __init__(self, path: str, clock=time.time):
         self.path = path
@@ -525,11 +568,22 @@ class SqliteStore(SqlStore):
         db.execute(f"PRAGMA user_version = {len(SQLITE_MIGRATIONS)}")
 
     def ping(self) -> None:
-        """As `SqlStore.ping`, and the disk beside the file must have room: a full disk refuses the next write."""
-        free = shutil.disk_usage(os.path.dirname(os.path.abspath(self.path))).free
+        """The directory takes a new file, the file a write on a new connection, its file system is not mounted
+        read-only (its flag: a connection opened before goes on writing through its open file), and the disk
+        beside it has room (a full disk refuses the next write). A lock held longer than PROBE_SECONDS is a
+        database that does not take writes now."""
+        where = os.path.dirname(os.path.abspath(self.path))
+        if os.statvfs(where).f_flag & os.ST_RDONLY:
+            raise OSError(f"the file system of {where} is mounted read-only")
+        free = shutil.disk_usage(where).free
         if free < MIN_FREE_BYTES:
             raise OSError(f"only {free:,} bytes free beside the database")
-        super().ping()
+        with tempfile.TemporaryFile(dir=where, prefix=".signoff-bot-ready-"):  # the directory takes a new file
+            pass
+        with contextlib.closing(sqlite3.connect(self.path, timeout=PROBE_SECONDS, isolation_level=None)) as db:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute(self.HEALTH_WRITE, (self.clock(),))
+            db.execute("COMMIT")
 
     def close(self) -> None:
         self._checkpointer.shutdown(wait=True)
@@ -587,3 +641,13 @@ class SqliteStore(SqlStore):
 def sqlite_path(db: str) -> str:
     """The file a SQLite setting names: a path, or sqlite:///PATH."""
     return db[len(SQLITE_SCHEME):] if db.startswith(SQLITE_SCHEME) else db
+
+
+def database_fault(exc: BaseException) -> bool:
+    """Whether `exc` is a database fault of either engine (their `Transient` errors): the database failed,
+    not the work that called it, and the same call may succeed later. PostgreSQL's errors can arise only
+    once app.store_pg is imported."""
+    if isinstance(exc, SqliteStore.Transient):
+        return True
+    pg = sys.modules.get("app.store_pg")
+    return pg is not None and isinstance(exc, pg.PostgresStore.Transient)

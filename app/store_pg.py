@@ -12,14 +12,23 @@ here transactions run side by side (READ COMMITTED), so:
   arguments, so it can run again);
 - migrations run under an advisory lock: replicas starting together apply
   each version once.
-Connections come from a pool (psycopg_pool) that checks each one before use,
-so a restarted server costs the App nothing but the calls made while it is down.
+The jobs' connections come from a pool (psycopg_pool) that checks each one
+before use, so a restarted server costs the App nothing but the calls made
+while it is down; a caller waits at most ACQUIRE_SECONDS for one, and the pool
+tries to reconnect at least every RECONNECT_SECONDS, so that the workers resume
+within seconds of the server's return. Recording deliveries, which a webhook's
+answer waits for, has a connection of its own (`_Lane`): while the server is
+unreachable it fails at once (a refused connection) or within LANE_CONNECT_SECONDS,
+and the webhook is answered 503, instead of waiting for the pool. The readiness
+probe writes on a connection opened for it, so it answers from the server as it
+is now, not from the pool's memory of it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 import time
 from typing import Any, Callable, TypeVar
 
@@ -33,6 +42,10 @@ from .store import RUNNABLE, SchemaTooNew, SqlStore
 T = TypeVar("T")
 
 TX_TRIES = 5  # runs of a transaction that keeps losing to deadlocks or serialisation failures
+ACQUIRE_SECONDS = 10.0  # how long a job's store call waits for a pooled connection before it is a fault
+RECONNECT_SECONDS = 5.0  # the pool's reconnection backoff gives up (and starts again, from 1 s) after this
+LANE_CONNECT_SECONDS = 2  # libpq's connect_timeout (whole seconds, at least 2) of the deliveries' connection
+PROBE_CONNECT_SECONDS = 2  # of the readiness probe's connection
 LEASE_CANDIDATES = 8  # jobs one lease call locks and tries, in queue order
 PR_LOCK = 0x5B07  # advisory locks (PR_LOCK, hashtext(repo#pr)) keep a PR's leases apart
 # Advisory locks keyed by one bigint and by two ints never collide: the migrations take this one.
@@ -125,17 +138,61 @@ class _Db:
         return self.conn.execute(_pg_sql(sql), args)
 
 
+class _Lane:
+    """One connection, used by one caller at a time, opened when needed and dropped after a fault: a call
+    while the server is unreachable fails as soon as connecting does, never waits for a pool."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._conn: psycopg.Connection | None = None
+        self._lock = threading.Lock()
+
+    def run(self, fn: Callable[[_Db], T]) -> T:
+        """`fn(db)` in one transaction, committed when it returns."""
+        with self._lock:
+            if self._conn is None:
+                self._conn = psycopg.connect(self.url, connect_timeout=LANE_CONNECT_SECONDS, row_factory=dict_row,
+                                             autocommit=False)
+            conn = self._conn
+            try:
+                result = fn(_Db(conn))
+                conn.commit()
+                return result
+            except BaseException as exc:
+                if isinstance(exc, psycopg.OperationalError) or conn.closed or conn.broken:
+                    self._drop()
+                else:
+                    conn.rollback()
+                raise
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+
 class PostgresStore(SqlStore):
     """One PostgreSQL database shared by every process and machine running the App."""
 
     Conflict = errors.UniqueViolation
     Retry = (errors.DeadlockDetected, errors.SerializationFailure)
+    # a lost or refused connection, a pool timeout (PoolTimeout is one), an administrator's shutdown, a
+    # serialisation failure or deadlock that kept losing: the server, not the job
+    Transient = (psycopg.OperationalError,)
 
     def __init__(self, url: str, clock=time.time, pool_size: int = 10, connect_timeout: float = 30.0):
         self.clock = clock
+        self._url = url
         self._pool = ConnectionPool(url, min_size=1, max_size=pool_size, open=False, name="signoff-bot",
                                     kwargs={"row_factory": dict_row, "autocommit": False},
-                                    check=ConnectionPool.check_connection)
+                                    check=ConnectionPool.check_connection, timeout=ACQUIRE_SECONDS,
+                                    reconnect_timeout=RECONNECT_SECONDS)
+        self._lane = _Lane(url)
         # Waits for the server (a replica may start before it): a database that never answers is an error.
         self._pool.open(wait=True, timeout=connect_timeout)
         try:
@@ -158,6 +215,7 @@ class PostgresStore(SqlStore):
                             (number, self.clock()))
 
     def close(self) -> None:
+        self._lane.close()
         self._pool.close()
 
     def _tx(self, fn: Callable[[_Db], T]) -> T:
@@ -166,6 +224,18 @@ class PostgresStore(SqlStore):
             with contextlib.suppress(*self.Retry):
                 return self._run(fn)
         return self._run(fn)
+
+    def _ingest_tx(self, fn: Callable[[_Db], T]) -> T:
+        """As `_tx`, on the deliveries' own connection (`_Lane`)."""
+        for _ in range(TX_TRIES - 1):
+            with contextlib.suppress(*self.Retry):
+                return self._lane.run(fn)
+        return self._lane.run(fn)
+
+    def ping(self) -> None:
+        """The server takes a write now, on a connection opened for the probe."""
+        with psycopg.connect(self._url, connect_timeout=PROBE_CONNECT_SECONDS, autocommit=False) as conn:
+            conn.execute(_pg_sql(self.HEALTH_WRITE), (self.clock(),))
 
     def _run(self, fn: Callable[[_Db], T]) -> T:
         with self._pool.connection() as conn:  # commits on leaving, rolls back on an exception

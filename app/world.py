@@ -96,6 +96,7 @@ class World:
     now: str
     teams: dict[str, list[str]]
     repos: dict[str, Repo]
+    tokens: list[str] = field(default_factory=list)  # workflow tokens the fake accepts: TOKEN[:perm,perm]
 
     @classmethod
     def load(cls, root: str | Path) -> "World":
@@ -121,7 +122,8 @@ class World:
                 raw=r,
             )
         now = data.get("now") or "1970-01-01T00:00:00Z"
-        return cls(root, str(now), {k: list(v or []) for k, v in (data.get("teams") or {}).items()}, repos)
+        return cls(root, str(now), {k: list(v or []) for k, v in (data.get("teams") or {}).items()}, repos,
+                   [str(t) for t in data.get("tokens") or []])
 
     def artifact_files(self, artifact_id: int) -> dict[str, bytes]:
         """name -> bytes of the files inside artifact `artifact_id` (relative paths; symlinks skipped)."""

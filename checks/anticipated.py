@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from checks import codeowners, recipe_link, signoff
+from checks import codeowners, signoff, upstream_recipes
 from checks.evidence import UpstreamTarget
 from checks.policy import Policy
 from checks.snapshot import Comment
@@ -38,4 +38,4 @@ def memberships(sign: signoff.SignOff | None, policy: Policy, policy_texts: Mapp
 
 def upstream(sign: signoff.SignOff | None) -> tuple[UpstreamTarget, ...]:
     """The upstream recipes the sign-off's additional detail section links."""
-    return recipe_link.targets(sign.detail_links) if sign is not None and sign.has_detail_section else ()
+    return upstream_recipes.targets(sign.detail_links) if sign is not None and sign.has_detail_section else ()

@@ -78,13 +78,18 @@ RULE = "arch-override"
 _OVERRIDE = re.compile(
     r"(--hf-overrides|hf[_-]overrides|--json-model-override-args|json[_-]model[_-]override[_-]args)"
     r"(\.[\w.]+)?[\"']?\s*[=:]?\s*(.*)$", re.I)
-_KEYS = re.compile(r"[\"'](\w+)[\"']\s*:")
+# A key of the override's mapping: quoted (JSON), or bare after `{` or `,` (a YAML flow mapping).
+_KEYS = re.compile(r"[\"'](\w+)[\"']\s*:|[{,]\s*(\w+)\s*:")
 
 _ARCH_KEY = re.compile(r"(?<![\w-])[\"']?(" + "|".join(f.replace("_", "[_-]") for f in ARCH_FIELDS)
                        + r")[\"']?\s*[:=]\s*([^,}\s]*)")
 _CONFIG_JSON = re.compile(r"(?<![\w.-])config\.json\b")
-_SHELL_WRITE = re.compile(r"\bsed\s+(?:-[a-zA-Z]*i|--in-place)|\bjq\b.*>|>\s*[\"']?[^\s\"']*config\.json"
-                          r"|\btee\b|(?:^|[;&|]\s*)(?:sudo\s+)?(?:cp|mv)\s")
+# Shell commands that write a file (`_shell_write`): the parts a regular expression takes in one pass, and
+# `jq ... >` and `> ...config.json`, which are read token by token (as one pattern, they scanned the rest of
+# the line from every `jq` and every `>`).
+_SHELL_WRITE = re.compile(r"\bsed\s++(?:-[a-hj-zA-Z]*+i|--in-place)|\btee\b|(?:^|[;&|]\s*+)(?:sudo\s++)?(?:cp|mv)\s")
+_JQ = re.compile(r"\bjq\b")
+_TOKEN = re.compile(r"[^\s\"']+")
 _PY_WRITE = re.compile(r"json\.dump|\.write_text\(|\.write\(|open\([^)]*[\"'][wa]b?\+?[\"']")
 _CONFIG_SAVE = re.compile(r"\.(?:save_pretrained|to_json_file)\(")  # writes config.json without naming it
 _SWITCH = re.compile(r"--[\w-]+|\b[A-Z][A-Z0-9_]*(?=\s*[=:])")
@@ -169,7 +174,7 @@ def _override(ln: ShellLine) -> _Hit | None:
     flag, dotted, value = m.group(1), m.group(2), m.group(3).strip().strip("'\"")
     expanded = _OVERRIDE.search(ln.expanded)
     resolved = (expanded.group(3).strip().strip("'\"") if expanded else value).replace('\\"', '"')
-    keys = ([dotted.lstrip(".").split(".")[0]] if dotted else []) + _KEYS.findall(resolved)
+    keys = ([dotted.lstrip(".").split(".")[0]] if dotted else []) + [a or b for a, b in _KEYS.findall(resolved)]
     shown = f"{flag}{dotted or ''} {value}".strip()
     if keys and all(k in NATIVE_MODE_KEYS for k in keys):
         return None
@@ -196,13 +201,44 @@ def _line_hit(ln: ShellLine) -> _Hit | None:
         shown = m.group(0).strip()
         return _Hit(0, shown, f"`{shown}` changes the model architecture ({m.group(1)}); "
                               "serve the checkpoint's native layers/experts/heads")
-    if "config.json" in code and _CONFIG_JSON.search(code) and _SHELL_WRITE.search(code):
+    if "config.json" in code and _CONFIG_JSON.search(code) and _shell_write(code):
         return _config_edit(code.strip(), shell_config_edits(code), "edits")
     for m in _SWITCH.finditer(code) if "skip" in code.lower() else ():
         token = m.group(0).lower()
         if "skip" in token and any(part in token for part in _SKIPPED):
             return _Hit(0, m.group(0), f"`{m.group(0)}` skips model computation; remove it")
     return None
+
+
+def _shell_write(code: str) -> bool:
+    """Whether shell `code` writes a file: `sed -i`, `tee`, `cp`/`mv` as a command, `jq` with a `>` after it on
+    its line, a redirection into a path ending in config.json. Linear in `code`."""
+    if _SHELL_WRITE.search(code):
+        return True
+    done = -1
+    for m in _JQ.finditer(code):
+        if m.start() < done:
+            continue  # a later jq on a line whose first had no `>` after it
+        done = code.find("\n", m.end()) % (len(code) + 1)
+        if ">" in code[m.end():done]:
+            return True
+    if "config.json" not in code:
+        return False
+    for m in _TOKEN.finditer(code):
+        word = m.group()
+        at = word.rfind("config.json")
+        if at < 0:
+            continue
+        if ">" in word[:at]:  # `>path/config.json` inside the word
+            return True
+        before = m.start()
+        if before and code[before - 1] in "\"'":  # `> "config.json"`: one quote may open the path
+            before -= 1
+        while before and code[before - 1].isspace():  # (the blanks between two words: linear in all)
+            before -= 1
+        if before and code[before - 1] == ">":
+            return True
+    return False
 
 
 def _scan(ctx: Context, f: ChangedFile) -> list[_Hit]:
@@ -224,7 +260,7 @@ def _scan(ctx: Context, f: ChangedFile) -> list[_Hit]:
             heredocs_done.add(doc.start)
             body = bodies[doc.start]
             target = next((b for b in body if _CONFIG_JSON.search(b.code) or _CONFIG_SAVE.search(b.code)), None)
-            if target is not None and any(_PY_WRITE.search(b.code) or _SHELL_WRITE.search(b.code)
+            if target is not None and any(_PY_WRITE.search(b.code) or _shell_write(b.code)
                                           or _CONFIG_SAVE.search(b.code) for b in body):
                 edits = (python_config_edits("\n".join(b.code if doc.quoted else b.expanded for b in body))
                          if doc.python else ConfigEdits(set(), "the heredoc is not a Python program this check reads"))
@@ -250,7 +286,7 @@ def check(ctx: Context) -> CheckResult:
                            "the PR changes no benchmark script, recipe, launcher or master config (no server args)")
     hits = sorted(((f.path, h) for f in files for h in _scan(ctx, f)),
                   key=lambda fh: (fh[1].undecided, fh[0], fh[1].line, fh[1].message))
-    findings = tuple(sorted({Finding(path, h.line, RULE, Severity.ERROR, h.message) for path, h in hits}))
+    findings = tuple(sorted({Finding(path, h.line, RULE, Severity.ERROR, h.message, h.undecided) for path, h in hits}))
     if not findings:
         return CheckResult(NUMBER, NAME, Status.PASS,
                            "no architecture overrides (--hf-overrides, --json-model-override-args, config.json "
@@ -261,4 +297,4 @@ def check(ctx: Context) -> CheckResult:
     where = f"{path}:{first.line}"
     reason = (f"cannot decide: {where} {first.message.removeprefix('cannot decide: ')}" if first.undecided
               else f"{where} {first.message}")
-    return CheckResult(NUMBER, NAME, Status.FAIL, reason + more, findings)
+    return CheckResult(NUMBER, NAME, Status.UNDECIDED if first.undecided else Status.FAIL, reason + more, findings)

@@ -8,7 +8,7 @@ none (`signoff.template`). It is parsed exactly as a sign-off is (one Markdown
 reader, `checks.markdown`), so template and sign-off items are read by one
 grammar. No checklist file on the base branch:
 there is no template to hold the sign-off to (N/A, says so). A file without a
-"Template" heading or without items under it fails closed ("cannot decide").
+"Template" heading or without items under it is UNDECIDED ("cannot decide").
 
 Deterministic matching (wording may drift, items may not go missing):
 
@@ -101,12 +101,12 @@ def check(ctx: Context) -> CheckResult:
                            f"{path} is not on the base branch: there is no checklist template to hold the sign-off to")
     template = signoff.checklist_template(ctx)
     if template is None:
-        return _fail(f"cannot decide: {path} has no \"Template\" heading, so the sign-off cannot be checked against "
-                     f"the template")
+        return CheckResult.undecided(NUMBER, NAME, f"{path} has no \"Template\" heading, so the sign-off cannot be "
+                                     "checked against the template")
     items = _template_items(template.items)
     if not items:
-        return _fail(f"cannot decide: {path} has no checklist items under its \"Template\" heading, so the sign-off "
-                     f"cannot be checked")
+        return CheckResult.undecided(NUMBER, NAME, f"{path} has no checklist items under its \"Template\" heading, "
+                                     "so the sign-off cannot be checked")
     vocabulary = sorted({w for t in items for w in t.words})
     known = frozenset(vocabulary)
     typos: dict[str, str] = {}

@@ -48,6 +48,10 @@ NUMBER = 0
 NAME = "CODEOWNER"
 
 _SHOWN = 3  # paths named in a reason before "+N more"
+# Why GitHub would not say who is in a team: reading an organisation's team membership needs the members
+# permission, which a workflow's GITHUB_TOKEN never has (the App asks for it).
+UNREADABLE_TEAMS = ("GitHub does not tell these credentials (reading team membership needs the organisation's "
+                    "members: read, which a workflow's GITHUB_TOKEN never has; the App has it)")
 
 
 @dataclass(frozen=True)
@@ -99,15 +103,21 @@ def check(ctx: Context) -> CheckResult:
     unverified = [r for r in rows if r.kind == "unverified"]
     if unverified and not definite:
         first = unverified[0]
-        return _fail(f"cannot confirm {signer} owns {first.path}: {path}:{first.rule.line} lists only "
-                     f"{_owner_list(first.rule)}, whose membership could not be read, and {signer} is not "
-                     f"a named owner of any changed path; a named owner must sign off{note}")
+        return CheckResult.undecided(
+            NUMBER, NAME, f"whether {signer} owns {first.path}: {path}:{first.rule.line} lists only "
+                          f"{_owner_list(first.rule)}; {_unknowable(first.rule, member)}, and {signer} is not "
+                          f"a named owner of any changed path; a maintainer who knows the team confirms it, or a "
+                          f"named owner signs off{note}")
     defaults = [r for r in rows if r.kind == "default"]
     if defaults and not _recognized(signer, owners, member):
         unknown = [t for t in owners.teams if member(t) is None]
-        why = f" (membership of {', '.join('@' + t for t in unknown)} could not be read)" if unknown else ""
+        if unknown:
+            return CheckResult.undecided(
+                NUMBER, NAME, f"whether {signer} is a CODEOWNER: not named in {path}, and membership of "
+                              f"{', '.join('@' + t for t in unknown)} could not be read ({UNREADABLE_TEAMS}); "
+                              f"a maintainer who knows the team confirms it, or a CODEOWNER signs off{note}")
         return _fail(f"{signer} is not a CODEOWNER: not named in {path} nor a known member of its "
-                     f"teams{why}; a CODEOWNER must sign off{note}")
+                     f"teams; a CODEOWNER must sign off{note}")
     if ctx.policy.block_self_signoff and signer.lower() == ctx.snap.pr.author.lower():
         return _fail(f"{signer} signed off their own PR; block_self_signoff requires another CODEOWNER")
     return CheckResult(NUMBER, NAME, Status.PASS, _pass_reason(signer, path, owners, rows, member) + note)
@@ -167,6 +177,16 @@ def _ownership(path: str, rule: codeowners.Rule | None, signer: str,
     if rule.emails or any(member(t) is None for t in rule.teams):
         return _Ownership(path, rule, "unverified")
     return _Ownership(path, rule, "not-owner")
+
+
+def _unknowable(rule: codeowners.Rule, member: Callable[[str], bool | None]) -> str:
+    """Why none of the rule's owners can be matched to the signer: unreadable teams, email addresses."""
+    teams = [t for t in rule.teams if member(t) is None]
+    parts = [f"whether they are in {', '.join('@' + t for t in teams)}: {UNREADABLE_TEAMS}"] if teams else []
+    if rule.emails:
+        parts.append(f"{', '.join(rule.emails)} {'is an email address' if len(rule.emails) == 1 else 'are email addresses'}, "
+                     "which GitHub does not match to a login")
+    return "; ".join(parts)
 
 
 def _owner_list(rule: codeowners.Rule) -> str:

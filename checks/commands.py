@@ -96,6 +96,15 @@ def artifact_problem(artifacts: Iterable[Artifact], policy: Policy) -> str | Non
     return None
 
 
+MAX_RUN_ID_DIGITS = 19  # GitHub's ids are 64-bit
+
+
+def parse_run_id(arg: str) -> int | None:
+    """The run id `arg` names: ASCII digits only (`str.isdigit` takes "²", which `int` refuses), no more than
+    an id has; None otherwise."""
+    return int(arg) if arg.isascii() and arg.isdigit() and len(arg) <= MAX_RUN_ID_DIGITS else None
+
+
 def commands(ctx: Context, name: str, associations: tuple[str, ...]) -> list[Command]:
     """Every `name` command in conversation comments, oldest first (last line last)."""
     pattern = command_pattern(name)
@@ -105,7 +114,7 @@ def commands(ctx: Context, name: str, associations: tuple[str, ...]) -> list[Com
             continue
         for m in pattern.finditer(c.body.replace("\r\n", "\n")):
             arg = m.group("arg")
-            run_id = int(arg) if arg.isdigit() else None
+            run_id = parse_run_id(arg)
             out.append(Command(c, run_id, arg, is_authorized(ctx, c, associations)))
     return out
 

@@ -1,6 +1,6 @@
 """Row 14 — "Complete evidence": the checks can see what they judge.
 
-FAIL when part of the PR is beyond the checks: GitHub truncated the PR's file
+UNDECIDED (never PASS: a maintainer must confirm what was not read) when part of the PR is beyond the checks: GitHub truncated the PR's file
 or commit list, or a changed file whose content the checks read (a benchmark
 script, recipe, launcher, workflow, master config, the changelog:
 `Policy.is_benchmark_file`) is not text they can read (binary, not UTF-8,
@@ -22,7 +22,8 @@ UNREADABLE_RULE = "unreadable-file"
 
 def check(ctx: Context) -> CheckResult | None:
     unreadable = [Finding(f.path, 1, UNREADABLE_RULE, Severity.ERROR,
-                          f"cannot decide: {f.path} cannot be read ({f.error or 'no readable content at head'})")
+                          f"cannot decide: {f.path} cannot be read ({f.error or 'no readable content at head'})",
+                          undecided=True)
                   for f in ctx.changed_files if f.head_text is None and ctx.policy.is_benchmark_file(f.path)]
     reasons = []
     if ctx.snap.truncated:  # GitHub cut a list short: what it did not list cannot have been verified
@@ -32,4 +33,5 @@ def check(ctx: Context) -> CheckResult | None:
         reasons.append(f"{unreadable[0].message}{more}; the checks read only text files")
     if not reasons:
         return None
-    return CheckResult(NUMBER, NAME, Status.FAIL, "; ".join(reasons) + ", so the PR cannot pass", tuple(unreadable))
+    return CheckResult(NUMBER, NAME, Status.UNDECIDED, "cannot decide: " + "; ".join(reasons).removeprefix(
+        "cannot decide: ") + ", so the PR cannot pass unconfirmed", tuple(unreadable))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, TypeVar
 
-from . import bash, masterconfig, signoff
+from . import bash, masterconfig, progress, signoff
 from .evidence import MISSING, UpstreamTarget, Wanted, Missing
 from .policy import CONFIG_PATH, Policy
 from .snapshot import ArtifactFiles, ChangedFile, Snapshot, UpstreamDoc, WorkflowRun
@@ -142,7 +142,9 @@ class Context:
     def script(self, text: str) -> bash.Script:
         """`bash.Script(text)`, lexed and parsed once: a benchmark script is read by checks 3 and 8-11."""
         if text not in self._scripts:
+            progress.reading(text)
             self._scripts[text] = bash.Script(text)
+            progress.reading(None)
         return self._scripts[text]
 
     @cached_property
@@ -160,7 +162,10 @@ class Context:
 
     @cached_property
     def signoff(self) -> signoff.SignOff | None:
-        return signoff.find(self.snap.comments, self.policy.signoff_phrase, self.snap.bot_login)
+        found = signoff.find(self.snap.comments, self.policy.signoff_phrase, self.snap.bot_login)
+        if found is not None:
+            progress.signed(found.author)
+        return found
 
     @cached_property
     def base_configs(self) -> dict[str, masterconfig.MasterConfig]:
@@ -290,7 +295,7 @@ class Need:
     def golden(self, stem: str) -> tuple[tuple[str, str], ...]:
         """(path, text) of the golden AL curves of `stem` on the base branch tip (`Policy.is_golden_curve`)."""
         ctx = self._ctx
-        directory = ctx.policy.golden_al_dir.rstrip("/") + "/"
+        directory = ctx.policy.golden_al_dir + "/"
         curves = tuple(sorted((p, t) for p, t in ctx.snap.policy.items() if p.startswith(directory)
                               and p.endswith(".yaml") and (p[len(directory):] == stem + ".yaml"
                                                            or p[len(directory):].startswith(stem + "_"))))

@@ -23,12 +23,13 @@ The deterministic rules chosen where the spec asks for judgement:
   "Monday, August 3, 2026 is the last day" deprecates from August 4);
   "since"/"removed"/"retired" dates apply from that day; notices marked
   "Status: not yet enacted" are not in force.
-- A deprecation statement MODELS.md makes that the parser cannot read fails
-  closed for the models it names (all models if it names none).
+- A deprecation statement MODELS.md makes that the parser cannot read is
+  UNDECIDED for the models it names (all models if it names none): a
+  maintainer confirms by hand.
 - A model prefix MODELS.md does not list cannot be deprecated: PASS, noted.
 - MODELS.md missing from the base branch: nothing is deprecated, N/A (the
   rule has nothing to enforce). N/A when the PR adds or changes no
-  master-config entry. An unreadable review date: FAIL, cannot decide.
+  master-config entry. An unreadable review date: UNDECIDED.
 
 Passing example (PR #2213, reviewed 2026-07-27): kimik2.5-fp4-mi355x-vllm,
 fixed-seq-len 8192/1024; MODELS.md lists kimik2.5 Single-turn 8k1k as active.
@@ -66,11 +67,10 @@ def check(ctx: Context) -> CheckResult:
                            f"{path} is not on the base branch: no model or scenario is deprecated")
     today = review_date(ctx.snap.now)
     if today is None:
-        return CheckResult(NUMBER, NAME, Status.FAIL,
-                           f"cannot decide: the review date {ctx.snap.now!r} is unreadable")
+        return CheckResult.undecided(NUMBER, NAME, f"the review date {ctx.snap.now!r} is unreadable")
     models = models_md.parse(text)
 
-    problems: list[str] = []
+    problems: list[str] = []  # in the order of the changes, the first is the row's reason
     findings: list[Finding] = []
     active: list[str] = []
     unlisted: list[str] = []
@@ -80,9 +80,9 @@ def check(ctx: Context) -> CheckResult:
             problems.append(f"{change.path}:{change.error.line} {msg}")
             findings.append(Finding(change.path, change.error.line, RULE, Severity.ERROR, msg))
             continue
-        for line, msg in _violations(change, models, today, path):
+        for line, msg, undecided in _violations(change, models, today, path):
             problems.append(f"{change.path}:{line} {msg}")
-            findings.append(Finding(change.path, line, RULE, Severity.ERROR, msg))
+            findings.append(Finding(change.path, line, RULE, Severity.ERROR, msg, undecided))
         prefix = _prefix(change)
         if prefix not in models.prefixes:
             unlisted.append(prefix or change.key)
@@ -92,7 +92,8 @@ def check(ctx: Context) -> CheckResult:
                 active.append(combo)
     if problems:
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-        return CheckResult(NUMBER, NAME, Status.FAIL, problems[0] + more, tuple(sorted(set(findings))))
+        status = Status.UNDECIDED if all(f.undecided for f in findings) else Status.FAIL
+        return CheckResult(NUMBER, NAME, status, problems[0] + more, tuple(sorted(set(findings))))
     shown = ", ".join(active[:4]) + (f" (+{len(active) - 4} more)" if len(active) > 4 else "")
     reason = f"{path} lists {shown or 'every changed entry'} as active on {today.isoformat()}"
     if unlisted:
@@ -125,13 +126,14 @@ def _violations(change: EntryChange, models: models_md.ModelsMd, today: date, pa
             if n in seen or not dep.applies(prefix, scenario, precision, spec, today):
                 continue
             seen.add(n)
-            yield _line(change, dep, point), _message(change.key, prefix, scenario, precision, spec, dep, path)
+            yield _line(change, dep, point), _message(change.key, prefix, scenario, precision, spec, dep, path), False
         for n, unread in enumerate(models.unreadable, len(models.deprecations)):
             if n in seen or (unread.prefixes and prefix not in unread.prefixes):
                 continue
             seen.add(n)
-            yield change.line, (f"{change.key}: {path}:{unread.line} states a deprecation the bot cannot read "
-                                f"(\"{_short(unread.text)}\"); make it explicit in {path} or verify {prefix} by hand")
+            yield change.line, (f"cannot decide: {change.key}: {path}:{unread.line} states a deprecation the bot "
+                                f"cannot read (\"{_short(unread.text)}\"); make it explicit in {path} or verify "
+                                f"{prefix} by hand"), True
 
 
 def _message(key: str, prefix: str, scenario: str | None, precision: str, spec: bool,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from . import acceptance, progress
 from .context import Context
 from .evidence import Wanted
 from .registry import RULES
@@ -44,7 +45,7 @@ def evaluate(subject: Snapshot | Context, rules: Sequence[Rule] = RULES) -> Verd
     extra: list[CheckResult] = []
     lint: set[Finding] = set()
     for rule in rules:
-        out = ctx.memo(("rule", rule), lambda rule=rule: run(rule, ctx))  # kept across rounds, as facts are
+        out = ctx.memo(("rule", rule), lambda rule=rule: progress.rule(rule.id) or run(rule, ctx))  # kept across rounds, as facts are
         if rule.kind == "lint":
             lint.update(out)
         elif rule.kind == "check":
@@ -55,19 +56,25 @@ def evaluate(subject: Snapshot | Context, rules: Sequence[Rule] = RULES) -> Verd
     findings = sorted({f for r in (*results, *extra) for f in r.findings} | lint,
                       key=lambda f: (f.path, f.line, f.rule, f.message))
     sign = ctx.signoff
+    lint_row = _lint_row(ctx, lint_findings) if any(r.kind == "lint" for r in rules) else None
+    lint_blocking = ctx.policy.lint == "blocking"
+    # Every acceptance is read (its author's permission asked) whether or not a row waits for it, so the
+    # app pins each to the content it was given on, before a push could make it apply to other content.
+    accepts = acceptance.commands(ctx)
     return Verdict(
         head_sha=ctx.snap.pr.head_sha,
         signer=sign.author if sign else None,
         signoff_url=sign.comment.url if sign else None,
         results=tuple(results),
         extra=tuple(extra),
-        lint=_lint_row(ctx, lint_findings) if any(r.kind == "lint" for r in rules) else None,
-        lint_blocking=ctx.policy.lint == "blocking",
+        lint=lint_row,
+        lint_blocking=lint_blocking,
         findings=tuple(findings),
         lint_findings=lint_findings,
         policy=ctx.policy,
         signoff=sign,
         notes=ctx.policy_problems,
+        acceptances=accepts,
     )
 
 

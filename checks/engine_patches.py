@@ -41,7 +41,10 @@ Waiver rule (deterministic, `checks.waivers`):
   or the patcher script it runs;
 - the waiver must be filled out (placeholders, sections, an upstream link,
   the names of the patched files: see `checks.waivers`);
-- the sign-off's additional detail section must link the waiver.
+- the sign-off's additional detail section must link the waiver. Where the
+  snapshot has no sign-off to read (backtest of a git history), a waiver
+  that exists and covers the site passes with a note ("the sign-off must
+  link docs/waiver/N.md"): the history holds what the sign-off would link.
 
 N/A when the PR touches no benchmark script, launcher, workflow, Dockerfile,
 patch file or master config.
@@ -124,7 +127,7 @@ def _file_sites(ctx: Context, f: ChangedFile, shared: dict[tuple[str, Script], R
         return _workflow_sites(f.path, text, read)
     if _is_dockerfile(f.path):
         return Reading(_dockerfile_sites(f.path, text, read))
-    if f.path.endswith((".yml", ".yaml")) and f.path.startswith(ctx.policy.recipe_root.rstrip("/") + "/"):
+    if ctx.policy.is_recipe(f.path):
         return _recipe_sites(ctx, f.path, text, read, shared)
     return Reading()
 
@@ -185,22 +188,24 @@ def _recipe_sites(ctx: Context, path: str, text: str, read, shared: dict[tuple[s
     if not isinstance(data, LineDict) or not isinstance(data.get("setup_script"), str):
         return Reading()
     line = data.line_of("setup_script")
-    wrapper = Script(f'bash "{ctx.policy.recipe_root.rstrip("/")}/configs/{data["setup_script"]}"\n')
+    wrapper = Script(f'bash "{ctx.policy.recipe_root}/configs/{data["setup_script"]}"\n')
     return ScriptReader(path, wrapper, read, offset=line - 1, scripts=ctx.script, shared=shared).sites()
 
 
-def analysis(ctx: Context) -> tuple[list[Site], list[Site], frozenset[str]]:
-    """(introduced sites, pre-existing sites a changed config reaches, repository files still to read) of the
-    PR's files in scope."""
+def analysis(ctx: Context) -> tuple[list[Site], list[Site], frozenset[str], list[Site]]:
+    """(introduced sites, pre-existing sites a changed config reaches, repository files still to read, lines
+    of the PR's scripts that could not be read) of the PR's files in scope."""
     introduced: list[Site] = []
     preexisting: list[Site] = []
+    unread: list[Site] = []
     missing: set[str] = set()
     shared: dict[tuple[str, Script], Reading] = {}  # the scripts read, for those that run them
     for f in sorted((f for f in ctx.changed_files if _in_scope(ctx, f)), key=lambda f: f.path):
         reading = _file_sites(ctx, f, shared)
         missing |= reading.missing
         added = sorted({n for n, _ in ctx.added_lines(f)})
-        for site in reading.sites:
+        unread += (site for site in reading.sites if site.unread)
+        for site in (site for site in reading.sites if not site.unread):
             first = bisect.bisect_left(added, site.line)  # the first added line at or after the site's start
             touched = first < len(added) and added[first] <= site.end
             (introduced if touched else preexisting).append(site)
@@ -210,7 +215,7 @@ def analysis(ctx: Context) -> tuple[list[Site], list[Site], frozenset[str]]:
         if not reach.undecided:
             preexisting = [s for s in preexisting if reach.reaches(s.path, s.line, s.end)
                            or (s.assignment and s.path in reach.lines)]
-    return introduced, preexisting, frozenset(missing)
+    return introduced, preexisting, frozenset(missing), unread
 
 
 def _names(sites: list[Site]) -> tuple[str, ...]:
@@ -227,24 +232,24 @@ def _by_file(sites: list[Site]) -> dict[str, list[Site]]:
 
 def _introduced_problem(ctx: Context, by_file: dict[str, list[Site]]) -> tuple[str | None, str]:
     """(what is missing, the waiver path) for patching this PR introduces."""
-    waiver = f"{ctx.policy.waiver_dir.rstrip('/')}/{ctx.snap.pr.number}.md"
+    waiver = f"{ctx.policy.waiver_dir}/{ctx.snap.pr.number}.md"
     f = ctx.snap.changed(waiver)
     if f is None or f.status == "removed" or f.head_text is None:
-        others = [c.path for c in ctx.changed_files if c.path.startswith(ctx.policy.waiver_dir.rstrip("/") + "/")
+        others = [c.path for c in ctx.changed_files if c.path.startswith(ctx.policy.waiver_dir + "/")
                   and c.path.endswith(".md")]
         also = f" (it changes {', '.join(others)} instead)" if others else ""
         return f"no waiver: the PR does not add {waiver}{also}", waiver
     problems = waivers.incomplete(ctx, f.head_text, tuple(_names(sites) for sites in by_file.values()))
     if problems:
         return f"waiver {waiver} is incomplete: {'; '.join(problems)}", waiver
-    if not waivers.linked(ctx, waiver):
+    if not waivers.linked(ctx, waiver) and ctx.signoff is not None:
         return f"waiver {waiver} is not linked from the sign-off's additional detail section", waiver
     return None, waiver
 
 
 def _preexisting_problem(ctx: Context, sites: list[Site]) -> tuple[str | None, str]:
     """(what is missing, the covering waiver) for patching that predates this PR."""
-    prefix = ctx.policy.waiver_dir.rstrip("/") + "/"
+    prefix = ctx.policy.waiver_dir + "/"
     names = _names(sites)
     # Waivers are policy files of the first snapshot: evidence rounds add golden curves (.yaml), never one.
     found = [(p, t) for p, t in sorted(ctx.snap.policy.items())
@@ -257,6 +262,8 @@ def _preexisting_problem(ctx: Context, sites: list[Site]) -> tuple[str | None, s
         problems = "; ".join(waivers.incomplete(ctx, found[0][1], (names,)))
         return f"waiver {found[0][0]} on the base branch is incomplete: {problems}", found[0][0]
     linked = [p for p in complete if waivers.linked(ctx, p)]
+    if ctx.signoff is None:  # no sign-off to read (a git history): the waiver it must link is there
+        return None, complete[0]
     if not linked:
         return f"waiver {complete[0]} is not linked from the sign-off's additional detail section", complete[0]
     return None, linked[0]
@@ -267,24 +274,29 @@ def check(ctx: Context) -> CheckResult:
         return CheckResult(NUMBER, NAME, Status.NA,
                            "the PR touches no benchmark script, launcher, workflow, Dockerfile, patch file or "
                            "master config")
-    introduced, preexisting, missing = ctx.once(analysis)
+    introduced, preexisting, missing, unread = ctx.once(analysis)
     if missing:  # the evidence rounds ended before every program the scripts run was read
         return CheckResult.undecided(NUMBER, NAME,
                                      f"cannot decide: {', '.join(sorted(missing)[:3])}, run by the PR's scripts, "
                                      "was not read")
+    # Lines no reader saw may patch anything: never a PASS (a maintainer reads them), whatever else is found.
+    findings: list[Finding] = [Finding(s.path, s.line, RULE, Severity.ERROR, f"{s.what}; a maintainer must read "
+                                       "them", undecided=True) for s in unread]
     if not introduced and not preexisting:
+        if findings:
+            return CheckResult.failed(NUMBER, NAME, findings)
         return CheckResult(NUMBER, NAME, Status.PASS,
                            "no patching of the serving stack (no patch applied to engine code, inline source "
                            "rewrites, engine monkey-patch hooks, bind mounts over engine files or engine wheel "
                            "installs)")
-    findings: list[Finding] = []
     covered: list[str] = []
+    notes: list[str] = []
     if introduced:
         by_file = _by_file(introduced)
         problem, waiver = _introduced_problem(ctx, by_file)
         if problem is None:
             covered.append(f"patching in {', '.join(posixpath.basename(p) for p in by_file)} is covered by the "
-                           f"filled-out waiver {waiver} filed in this PR and linked from the sign-off")
+                           f"filled-out waiver {waiver} filed in this PR" + _linked(ctx, waiver, notes))
         for path, sites in by_file.items():
             if problem is not None:
                 more = f" (+{len(sites) - 1} more patch sites in this file)" if len(sites) > 1 else ""
@@ -293,9 +305,18 @@ def check(ctx: Context) -> CheckResult:
     for path, sites in _by_file(preexisting).items():
         problem, waiver = _preexisting_problem(ctx, sites)
         if problem is None:
-            covered.append(f"pre-existing patching in {posixpath.basename(path)} is covered by {waiver}")
+            covered.append(f"pre-existing patching in {posixpath.basename(path)} is covered by {waiver}"
+                           + _linked(ctx, waiver, notes))
             continue
         findings.append(Finding(path, sites[0].line, RULE, Severity.ERROR, f"{sites[0].what}; {problem}"))
     if findings:
         return CheckResult.failed(NUMBER, NAME, findings)
-    return CheckResult(NUMBER, NAME, Status.PASS, "; ".join(covered))
+    return CheckResult(NUMBER, NAME, Status.PASS, "; ".join(covered), notes=tuple(dict.fromkeys(notes)))
+
+
+def _linked(ctx: Context, waiver: str, notes: list[str]) -> str:
+    """How the sign-off links `waiver`; with no sign-off to read (a git history), a note of what it must link."""
+    if ctx.signoff is not None:
+        return " and linked from the sign-off"
+    notes.append(f"the sign-off must link {waiver}")
+    return f" (the sign-off must link {waiver})"

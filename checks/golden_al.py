@@ -305,9 +305,14 @@ def _judge(ctx: Context, configs: list[tuple[SpecRead, _Golden]], pins: list[Sim
     return findings, passes
 
 
-def _added(ctx: Context, path: str) -> set[int]:
+def _added(ctx: Context, path: str) -> frozenset[int]:
+    """The lines the PR adds to `path` (worked out once per path: a master config is asked once per entry)."""
+    return ctx.once(_added_lines, path)
+
+
+def _added_lines(ctx: Context, path: str) -> frozenset[int]:
     f = ctx.snap.changed(path)
-    return {n for n, _ in ctx.added_lines(f)} if f is not None else set()
+    return frozenset(n for n, _ in ctx.added_lines(f)) if f is not None else frozenset()
 
 
 def _exception(ctx: Context, name: str) -> bool:

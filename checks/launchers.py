@@ -39,8 +39,8 @@ from .yamlload import YamlProblem
 IMAGE_VARIABLE = "IMAGE"  # the variable the workflows give a launcher the entry's image in
 
 _CONTAINERS = re.compile(r"^containers:\s*(?:#.*)?$")
-# An indented `key: value` (a plain key ends at the first ": "; `#` starts a comment only after a blank).
-_ENTRY = re.compile(r"^\s+(\"[^\"]*\"|'[^']*'|[^\s\"'#](?:[^:]|:(?!\s|$))*?)\s*:(?:\s+(.*?))?\s*(?:\s#.*)?$")
+_SEPARATOR = re.compile(r":(?:\s|$)")  # the colon that ends a plain key
+_COMMENT_START = re.compile(r"\s#")
 _VARIABLE = re.compile(r"^\$(?:\{(\w+)\}|(\w+))$")
 _IMAGE_REF = re.compile(r"\$\{?" + IMAGE_VARIABLE + r"\b")
 _IMAGE_KEY = "\0image"  # a key standing for the entry's image itself
@@ -86,16 +86,39 @@ def _container_map(ctx: Context, path: str) -> ContainerMap | None:
             continue
         if inside != ln.heredoc.start or not ln.code.strip() or ln.code.lstrip().startswith("#"):
             continue
-        m = _ENTRY.match(ln.code)
-        if m is None:
+        entry = _entry(ln.code)
+        if entry is None:
             inside = None  # the next top-level key ends the map
             continue
-        entries.append((_names(script, _unquote(m.group(1))), _unquote(m.group(2) or "")))
+        entries.append((_names(script, _unquote(entry[0])), _unquote(entry[1])))
     if not entries:
         return None
     master = {value for keys, value in entries if _IMAGE_KEY in keys}
     master |= {value for _keys, value in entries if _built_from_image(script, value)}
     return ContainerMap(path, first, tuple(entries), frozenset(master))
+
+
+def _entry(code: str) -> tuple[str, str] | None:
+    """(key, value) of an indented `key: value` line; None when it is not one. A quoted key is one string, a
+    plain key ends at the first colon followed by a blank (or the end); the value ends before a blank that
+    starts a comment (` #`). In one pass over the line, whatever it holds."""
+    rest = code.lstrip()
+    if len(rest) == len(code) or not rest or rest[0] == "#":
+        return None
+    if rest[0] in "\"'":
+        close = rest.find(rest[0], 1)
+        after = rest[close + 1:].lstrip() if close > 0 else ""
+        if not after.startswith(":") or (after[1:2] and not after[1].isspace()):
+            return None
+        key, tail = rest[:close + 1], after[1:]
+    else:
+        m = _SEPARATOR.search(rest, 1)
+        if m is None:
+            return None
+        key, tail = rest[:m.start()].rstrip(), rest[m.start() + 1:]
+    value = tail.lstrip()
+    comment = _COMMENT_START.search(value)
+    return key, (value if comment is None else value[:comment.start() + 1]).rstrip()
 
 
 def _unquote(text: str) -> str:

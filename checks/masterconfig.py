@@ -8,6 +8,12 @@ only where it differs from base: elsewhere it has the same blocks. The block
 split assumes what InferenceX's files are: a flat top-level mapping without
 anchors shared across entries; a block that does not parse on its own is
 reported with its line like any malformed YAML.
+
+A key defined twice is read as the configs' consumer reads it (PyYAML: the
+last definition wins), and an entry the PR changes whose key is defined more
+than once is reported as malformed, with the line of every definition: a
+reader that took the first (as this one once did) would judge an entry the
+benchmark never runs.
 """
 
 from __future__ import annotations
@@ -22,9 +28,11 @@ from .changelog import shared_ends
 from .snapshot import Snapshot
 from .yamlload import LineDict, YamlProblem, load
 
-_TOP_KEY = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-][^:#]*?))\s*:(?:\s|$)""")
-_FIELD = re.compile(r"""^  ([A-Za-z][\w.-]*)\s*:\s*(.*?)\s*$""")
-_COMMENT = re.compile(r"\s+#.*$")
+# Linear on any line: a plain key runs to its first colon (blanks before it are stripped by the caller), a
+# field's value to the end of its line (stripped too); no part gives back what it took.
+_TOP_KEY = re.compile(r"""^(?:"([^"]+)"\s*+|'([^']+)'\s*+|([^\s#'"\-][^:#]*+)):(?:\s|$)""")
+_FIELD = re.compile(r"""^  ([A-Za-z][\w.-]*+)\s*+:(.*)$""")
+_COMMENT_START = re.compile(r"\s#")
 # Lines that may hold a top-level key (the first, or one after a "\n"), and field lines (`_FIELD` after their
 # "\n", the value not yet stripped of blanks: the caller strips it), found by one scan of the text when "\n" is
 # its only line break; else every line is read, as `str.splitlines` cuts them.
@@ -69,6 +77,26 @@ class Block(NamedTuple):  # a tuple: one is made per entry of a 12,000-line file
     text: str  # the key line through the line before the next key
 
 
+def _without_comment(value: str) -> str:
+    """`value` up to the blanks before its first " #" (a YAML comment), in one pass."""
+    m = _COMMENT_START.search(value)
+    return value if m is None else value[:m.start() + 1].rstrip()
+
+
+def _last_wins(blocks: Iterable[Block]) -> dict[str, Block]:
+    out: dict[str, Block] = {}
+    for block in blocks:
+        out[block.key] = block
+    return out
+
+
+def _repeated(keys: Iterable[tuple[str, int]]) -> dict[str, tuple[int, ...]]:
+    lines: dict[str, list[int]] = {}
+    for key, line in keys:
+        lines.setdefault(key, []).append(line)
+    return {key: tuple(found) for key, found in lines.items() if len(found) > 1}
+
+
 class MasterConfig:
     """One master-config file at one commit; `twin`, the same file at the other commit, whose split this one
     takes where the two texts agree (a PR changes a few of its entries)."""
@@ -82,12 +110,18 @@ class MasterConfig:
 
     @cached_property
     def blocks(self) -> dict[str, Block]:
+        """Each key's block: its last definition, as YAML reads a key defined twice (`duplicates`)."""
         if self._other_breaks:
             return self._blocks_by_line()
-        blocks: dict[str, Block] = {}
-        for (_offset, i, key), text in zip(*self._split):
-            blocks.setdefault(key, Block(key, i + 1, text))
-        return blocks
+        return _last_wins(Block(key, i + 1, text) for (_offset, i, key), text in zip(*self._split))
+
+    @cached_property
+    def duplicates(self) -> dict[str, tuple[int, ...]]:
+        """Key -> the line of each of its definitions, for the keys defined more than once."""
+        if self._other_breaks:
+            starts, _lines = self._by_line()
+            return _repeated((key, i + 1) for i, key in starts)
+        return _repeated((key, i + 1) for _offset, i, key in self._split[0])
 
     @cached_property
     def _other_breaks(self) -> bool:
@@ -129,7 +163,8 @@ class MasterConfig:
         texts = their_texts[:kept] + self._texts(starts, kept, first + len(middle)) + their_texts[last:]
         return starts, texts
 
-    def _blocks_by_line(self) -> dict[str, Block]:
+    def _by_line(self) -> tuple[list[tuple[int, str]], list[str]]:
+        """(0-based line, key) of every key line, and the lines, of a file with other line breaks."""
         lines = self.text.splitlines(keepends=True)
         starts: list[tuple[int, str]] = []
         for i, line in enumerate(lines):
@@ -138,11 +173,12 @@ class MasterConfig:
             m = _TOP_KEY.match(line)
             if m:
                 starts.append((i, next(g for g in m.groups() if g is not None).strip()))
-        blocks: dict[str, Block] = {}
-        for n, (i, key) in enumerate(starts):
-            end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
-            blocks.setdefault(key, Block(key, i + 1, "".join(lines[i:end])))
-        return blocks
+        return starts, lines
+
+    def _blocks_by_line(self) -> dict[str, Block]:
+        starts, lines = self._by_line()
+        return _last_wins(Block(key, i + 1, "".join(lines[i:starts[n + 1][0] if n + 1 < len(starts) else None]))
+                          for n, (i, key) in enumerate(starts))
 
     def keys(self) -> list[str]:
         return list(self.blocks)
@@ -203,7 +239,8 @@ class MasterConfig:
             found = _FIELD_LINE.findall(text)
         for name, value in found:
             if name not in out:
-                out[name] = (_COMMENT.sub("", value) if "#" in value else value).strip().strip("'\"")
+                value = value.lstrip()
+                out[name] = (_without_comment(value) if "#" in value else value).strip().strip("'\"")
         self._fields[key] = out
         return out
 
@@ -251,6 +288,13 @@ def changed_entries(base_cfgs: dict[str, MasterConfig], head_cfgs: dict[str, Mas
             if b is not None and h is not None and (b.text is h.text or b.text.rstrip() == h.text.rstrip()):
                 continue  # (a head split where it differs from base has the base's texts elsewhere)
             line = h.line if h else b.line
+            again = head.duplicates.get(key) if h else None
+            if again:
+                where = ", ".join(map(str, again))
+                out.append(EntryChange(path, key, "modified" if b else "added", None, None, again[-1], YamlProblem(
+                    again[-1], f"config {key!r} is defined {len(again)} times (lines {where}); YAML keeps the last, "
+                               "a reader that takes the first sees another entry: keep one")))
+                continue
             try:
                 head_entry = head.entry(key) if h else None
             except YamlProblem as exc:

@@ -44,14 +44,13 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Callable
 
 from . import pycode
 from .scriptpaths import repo_path
-from .bash import Heredoc, Script, SimpleCommand, heredoc_bodies, line_code
+from .bash import MAX_SCRIPT, Heredoc, Script, SimpleCommand, heredoc_bodies, line_code
 from .stack import Target, located_target, module_target, package_target, path_target, repo_target
 
 MAX_DEPTH = 2  # scripts followed from a changed file: the script it runs, and one more
@@ -90,6 +89,7 @@ class Site:
     target: str = ""  # the patcher a site runs, which a waiver may name instead of `path`
     undecided: bool = False
     assignment: bool = False  # a value kept for a later command (mount options): runs where its file runs
+    unread: bool = False  # lines whose commands were not read (`Script.unread`): nothing is known of them
 
 
 @dataclass
@@ -98,6 +98,47 @@ class Reading:
 
     sites: list[Site] = field(default_factory=list)
     missing: set[str] = field(default_factory=set)
+
+
+_WORD_PART = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^ \t\r\n'"\\]+)|([ \t\r\n]+)""", re.S)
+_QUOTED_ESCAPE = re.compile(r"""\\([\\"])""")
+
+
+def split_words(source: str) -> list[str]:
+    """`shlex.split(source)` (POSIX rules: quotes, backslashes, blanks), in time linear in `source`: shlex adds
+    a word's characters one at a time to an attribute, which costs the square of a long word. Raises
+    ValueError where shlex does (an unclosed quote, a backslash at the end)."""
+    words: list[str] = []
+    parts: list[str] | None = None
+    at = 0
+    while at < len(source):
+        m = _WORD_PART.match(source, at)
+        if m is None:
+            raise ValueError("No closing quotation" if source[at] in "'\"" else "No escaped character")
+        at = m.end()
+        single, double, escaped, plain, blank = m.groups()
+        if blank is not None:
+            if parts is not None:
+                words.append("".join(parts))
+            parts = None
+            continue
+        parts = [] if parts is None else parts
+        if single is not None:
+            parts.append(single)
+        elif double is not None:
+            parts.append(_QUOTED_ESCAPE.sub(r"\1", double))
+        else:
+            parts.append(escaped if escaped is not None else plain)
+    if parts is not None:
+        words.append("".join(parts))
+    return words
+
+
+def _outer_substitution(text: str) -> list[str]:
+    """What a greedy `$(...)` pattern finds: the text from the first `$(` to the last `)` (none when no `)`
+    follows), without scanning the rest of the text from every `$(`."""
+    start, end = text.find("$("), text.rfind(")")
+    return [text[start + 2:end]] if 0 <= start and start + 2 <= end else []
 
 
 def snippet(code: str) -> str:
@@ -176,6 +217,12 @@ class ScriptReader:
                 self.reading.sites.append(Site(self.path, call.line + self.offset, end + self.offset,
                                                f"{what} (`{snippet(self._source(call.line))}`)", target, undecided))
         self._mount_assignments()
+        for first, last in self.script.unread:
+            lines = f"line {first}" if first == last else f"lines {first}-{last}"
+            self.reading.sites.append(Site(self.path, first + self.offset, last + self.offset,
+                                           f"cannot decide: {lines} could not be read (past the "
+                                           f"{MAX_SCRIPT // 1000} KB read cut, or nested too deep to parse)",
+                                           undecided=True, unread=True))
         self.reading.sites.sort(key=lambda site: (site.line, site.what))
         if not (self.deep or self.offset or self.on_runner):  # what a script that runs it reads (`_program`)
             self.shared[(self.path, self.script)] = self.reading
@@ -194,7 +241,7 @@ class ScriptReader:
         return out
 
     def _value_target(self, text: str) -> Target:
-        for sub in re.findall(r"\$\((.*)\)", text, re.S):
+        for sub in _outer_substitution(text):
             target = self._substitution_target(sub)
             if target is not Target.OTHER:
                 return target
@@ -204,7 +251,7 @@ class ScriptReader:
         """Whose location a command substitution prints: `python -c "import vllm; print(vllm.__file__)"`,
         `pip show sglang`, `python -c 'import site; ...'` (the image's installation)."""
         try:
-            words = shlex.split(source)
+            words = split_words(source)
         except ValueError:
             words = source.split()
         if "-c" in words[:-1] and words and _PYTHON.match(words[0]):

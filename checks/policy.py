@@ -25,6 +25,9 @@ from .yamlload import YamlProblem, load
 CONFIG_PATH = ".github/signoff-bot.yml"
 _CHOICES = {"lint": ("advice", "blocking"), "workflow_changes": ("note", "blocking")}
 _BENCHMARK_DIRS = ("benchmarks/", "runners/", ".github/workflows/", ".github/actions/")
+# Settings that name a directory of the repository: kept without a leading "./" or a trailing "/", however
+# the repository writes them, so that every path rule compares them one way.
+_DIRECTORIES = ("golden_al_dir", "waiver_dir", "recipe_root")
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,10 @@ class Policy:
                 changes[name] = setting
         return replace(policy, **changes), tuple(problems)
 
+    def __post_init__(self) -> None:
+        for name in _DIRECTORIES:
+            object.__setattr__(self, name, _directory(getattr(self, name)))
+
     @property
     def sweep_workflow_path(self) -> str:
         """The sweep workflow's path in the repository (`Policy.sweep_workflow` names a file under
@@ -140,12 +147,25 @@ class Policy:
         directory, _, name = path.rpartition("/")
         return directory == self.waiver_dir and name.endswith(".md")
 
+    def is_recipe(self, path: str) -> bool:
+        """Whether `path` is an srt-slurm recipe: a YAML file under `recipe_root`."""
+        return path.startswith(self.recipe_root + "/") and path.endswith((".yaml", ".yml"))
+
     def is_golden_curve(self, path: str, stem: str) -> bool:
         """Whether `path` is a golden AL curve of `stem` (`<model-prefix>_<method>`): the plain curve
         `<golden_al_dir>/<stem>.yaml` or a variant `<golden_al_dir>/<stem>_<variant>.yaml`."""
         directory, _, name = path.rpartition("/")
         return directory == self.golden_al_dir and name.endswith(".yaml") and (
             name == f"{stem}.yaml" or name.startswith(f"{stem}_"))
+
+
+def _directory(path: str) -> str:
+    """A repository directory as the path rules compare it: `golden_al_distribution/` and
+    `./golden_al_distribution` are `golden_al_distribution`."""
+    path = path.strip()
+    while path.startswith("./"):
+        path = path[2:]
+    return path.strip("/")
 
 
 def _setting(name: str, default: Any, value: Any) -> tuple[Any, str]:

@@ -27,11 +27,13 @@ _WRITES = {
     "*": frozenset({"write_text", "write_bytes"}),
     "path": frozenset({"replace", "rename", "unlink", "symlink_to", "touch", "open"}),
 }
-_IMPORT_RE = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", re.M)
+_IMPORT_RE = re.compile(r"^[ \t\f]*+(?:from\s++([\w.]++)\s++import|import\s++([\w.]++))", re.M)
 _SPEC_RE = re.compile(r"""(?:find_spec|import_module|__import__)\(\s*["']([\w.]+)["']""")
 _FILE_RE = re.compile(r"\b([A-Za-z_]\w*)\.__(?:file|path)__")
-_WRITE_RE = re.compile(r"open\([^)]*[\"'][wa]b?\+?[\"']|\.write_text\(|\.write_bytes\(|shutil\.(?:copy|move)"
-                       r"|os\.replace\(|os\.rename\(")
+# Writes, by pattern: `open(` with a write mode before its `)` (`_writes`), or a writing call.
+_OPEN = re.compile(r"open\(")
+_OPEN_MODE = re.compile(r"[\"'][wa]b?\+?[\"']")
+_WRITE_RE = re.compile(r"\.write_text\(|\.write_bytes\(|shutil\.(?:copy|move)|os\.replace\(|os\.rename\(")
 _PATHISH = re.compile(r"[^\s\"']{0,300}(?:/|site-packages|dist-packages)[^\s\"']{0,300}")  # one path, no spaces
 
 
@@ -156,10 +158,26 @@ def _opens_for_writing(node: ast.Call, mode_at: int = 1) -> bool:
     return isinstance(mode, ast.Constant) and isinstance(mode.value, str) and bool(set(mode.value) & set("wax+"))
 
 
+def _writes(source: str) -> bool:
+    """Whether `source` opens a file for writing (a write mode between `open(` and the next `)`) or calls a
+    writing function. Each `)` closes the search of the first `open(` before it only: the later ones before
+    the same `)` would search a part of the same text (`open(` a hundred thousand times cost its square)."""
+    if _WRITE_RE.search(source):
+        return True
+    done = -1
+    for m in _OPEN.finditer(source):
+        if m.start() < done:
+            continue
+        done = source.find(")", m.end()) % (len(source) + 1)
+        if _OPEN_MODE.search(source, m.end(), done):
+            return True
+    return False
+
+
 def _by_patterns(source: str) -> PyFacts:
     imports = {m.group(1) or m.group(2) for m in _IMPORT_RE.finditer(source)}
     specs = {m.group(1) for m in _SPEC_RE.finditer(source)}
     files = {m.group(1) for m in _FILE_RE.finditer(source)} & {name.split(".", 1)[0] for name in imports | specs}
     strings = tuple(m.group(1) for m in re.finditer(r"[\"'](" + _PATHISH.pattern + r")[\"']", source))
-    return PyFacts(False, frozenset(imports | specs), frozenset(specs | files), bool(_WRITE_RE.search(source)),
+    return PyFacts(False, frozenset(imports | specs), frozenset(specs | files), _writes(source),
                    frozenset(), strings)

@@ -60,8 +60,9 @@ KV_OFFLOAD_BACKEND from the point; every value a branch may produce is
 compared. Its model is the launch's literal model, else the entry's
 `model` (the runner passes it as MODEL and stages it at MODEL_PATH). A
 changed entry without a changed script is compared on model, TP, EP and
-DP-attention. Fails closed where the evidence exists but cannot be read or
-decided, with a reason starting "cannot decide:" and naming why: a script
+DP-attention. UNDECIDED (never PASS) where the evidence exists but cannot be
+read or decided, with a reason starting "cannot decide:" and naming why (a
+violation found beside it makes the row FAIL): a script
 no entry runs, a script that launches nothing for its points, a MAJOR value
 the script and config do not determine, an entry or recipe that does not
 parse, a linked document that was not fetched or could not be read.
@@ -99,11 +100,11 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
 
 from . import hardware, markdown, masterconfig, serverargs, signoff
 from .context import Context
 from .evidence import MISSING, UpstreamTarget
+from .upstream_recipes import RECIPE_ROOT, targets, upstream_mentions
 from .masterconfig import EntryChange
 from .result import CheckResult, Status
 from .snapshot import ChangedFile, UpstreamDoc
@@ -114,62 +115,8 @@ NAME = "recipe link"
 SINGLE_NODE_DIR = "benchmarks/single_node/"
 MULTI_NODE_DIR = "benchmarks/multi_node/"
 ENGINES = ("vllm", "sglang")
-MAX_LINKS = 8  # recipe links read per sign-off
 MAX_LISTED = 8  # mismatching args named per config (the rest are counted)
-_RECIPE_ROOT = {"vllm-project/recipes": "", "sgl-project/sglang": "docs_new/"}  # where recipes live upstream
-_PR_URL = re.compile(r"^/([^/]+)/([^/]+)/pull/(\d+)(?:/.*)?$")
-
-
-# ---------------------------------------------------------------------------
-# Links
-# ---------------------------------------------------------------------------
-
-def target(url: str) -> UpstreamTarget | None:
-    """Where an accepted recipe link is read from; None for any other URL."""
-    try:
-        parts = urlsplit(url.strip())
-    except ValueError:
-        return None
-    host = (parts.hostname or "").lower()
-    path = unquote(parts.path)
-    if parts.scheme not in ("http", "https") or ".." in path.split("/"):
-        return None
-    if host in ("github.com", "www.github.com"):
-        m = _PR_URL.match(path)
-        repo = f"{m.group(1)}/{m.group(2)}".lower() if m else ""
-        if repo in _RECIPE_ROOT:
-            number = int(m.group(3))
-            return UpstreamTarget(f"https://github.com/{repo}/pull/{number}", "pull", repo, number)
-        return None
-    if host == "recipes.vllm.ai":
-        segments = [s for s in path.split("/") if s]
-        if len(segments) >= 2:
-            org, model = segments[0], segments[1]
-            return UpstreamTarget(f"https://recipes.vllm.ai/{org}/{model}", "page", "vllm-project/recipes",
-                                  paths=(f"models/{org}/{model}.yaml",))
-        return None
-    if host == "docs.sglang.io" and (path + "/").startswith("/cookbook/"):
-        rest = re.sub(r"\.(html|md|mdx)$", "", path.strip("/"))
-        base = posixpath.join("docs_new", rest)
-        return UpstreamTarget(f"https://docs.sglang.io/{rest}", "page", "sgl-project/sglang",
-                              paths=(f"{base}.mdx", f"{base}.md", f"{base}/index.mdx", f"{base}/index.md"))
-    return None
-
-
-def targets(links: tuple[str, ...]) -> tuple[UpstreamTarget, ...]:
-    """The accepted recipe links among `links`, deduplicated, in order (at most MAX_LINKS)."""
-    out: list[UpstreamTarget] = []
-    for url in links:
-        t = target(url)
-        if t is not None and t.url not in {o.url for o in out}:
-            out.append(t)
-    return tuple(out[:MAX_LINKS])
-
-
-def _upstream_mentions(links: tuple[str, ...]) -> list[str]:
-    """Links into the recipe repositories that are not accepted kinds (branches, commits, files)."""
-    return [u for u in links if target(u) is None and re.search(
-        r"github\.com/(vllm-project/recipes|sgl-project/sglang)\b", u, re.IGNORECASE)]
+UNDECIDED_PREFIX = "cannot decide"
 
 
 # ---------------------------------------------------------------------------
@@ -177,7 +124,7 @@ def _upstream_mentions(links: tuple[str, ...]) -> list[str]:
 # ---------------------------------------------------------------------------
 
 _SINGLE_NODE_RECIPE = re.compile(r"\bsingle[- ]node\b(.{0,80}?)\brecipes?\b", re.I)
-_NAME_SEPARATORS = re.compile(r"\s*(?:/|,|&|\band\b|\bor\b)\s*", re.I)
+_NAME_SEPARATORS = re.compile(r"/|,|&|\band\b|\bor\b", re.I)  # (the names are stripped: no blanks to scan twice)
 
 
 @dataclass(frozen=True)
@@ -204,7 +151,7 @@ def _recipe_item(ctx: Context) -> _RecipeItem | None:
         if m is None:
             continue
         qualifier = m.group(1).replace("*", "").replace("`", "").strip()
-        names = {n.lower() for n in _NAME_SEPARATORS.split(qualifier) if n}
+        names = {n.strip().lower() for n in _NAME_SEPARATORS.split(qualifier) if n.strip()}
         return _RecipeItem(f"{path}:{item.line}", bool(names) and names <= set(ENGINES))
     return None
 
@@ -433,6 +380,12 @@ def _subjects(ctx: Context, scope: _Scope) -> list[_Subject]:
 # Upstream documents
 # ---------------------------------------------------------------------------
 
+def _failing(problems: list[str]) -> Status:
+    """FAIL when a problem is a violation; UNDECIDED when every one says what could not be read or
+    decided (its text starts "cannot decide")."""
+    return Status.UNDECIDED if all(p.startswith(UNDECIDED_PREFIX) for p in problems) else Status.FAIL
+
+
 def _label(doc: UpstreamDoc) -> str:
     return f"{doc.repo}#{doc.number}" if doc.kind == "pull" else doc.url
 
@@ -442,6 +395,8 @@ def _status_problem(t: UpstreamTarget, doc: UpstreamDoc | None) -> str | None:
     name = f"{t.repo}#{t.number}" if t.kind == "pull" else t.url
     if doc is None:
         return f"cannot decide: {name} was not fetched, so its merge status cannot be verified"
+    if doc.error and doc.missing:
+        return f"{name} does not exist or is not public ({doc.error}); link a merged upstream recipe"
     if doc.error:
         what = "merge status" if t.kind == "pull" else "publication"
         return (f"cannot decide: {name} could not be read ({doc.error}), so its {what} and server args cannot be "
@@ -460,7 +415,7 @@ def _status_problem(t: UpstreamTarget, doc: UpstreamDoc | None) -> str | None:
 
 
 def _recipe_files(doc: UpstreamDoc) -> list[tuple[str, str]]:
-    root = _RECIPE_ROOT.get(doc.repo, "")
+    root = RECIPE_ROOT.get(doc.repo, "")
     return [(p, text) for p, text in doc.files.items()
             if p.startswith(root) and p.lower().endswith((".yaml", ".yml", ".md", ".mdx"))
             and not any(part.startswith(".") for part in p.split("/"))]
@@ -610,8 +565,8 @@ def check(ctx: Context) -> CheckResult:
     if not links:
         if _placeholder(ctx, sign.detail):
             why = "the additional detail section is the unfilled template placeholder and links no upstream recipe"
-        elif _upstream_mentions(sign.detail_links):
-            why = (f"the additional detail section links {_upstream_mentions(sign.detail_links)[0]}, "
+        elif upstream_mentions(sign.detail_links):
+            why = (f"the additional detail section links {upstream_mentions(sign.detail_links)[0]}, "
                    "a branch/commit/file rather than a merged PR or published page")
         else:
             why = "the additional detail section links no upstream recipe"
@@ -619,8 +574,8 @@ def check(ctx: Context) -> CheckResult:
     docs = {t.url: doc for t in links if (doc := ctx.need.upstream(t)) is not MISSING}
     problems = [p for t in links if (p := _status_problem(t, docs.get(t.url))) is not None]
     if problems:
-        return _result(Status.FAIL, "; ".join(problems) + "; the recipe must be merged upstream "
-                                                          "(link the merged PR or the published page)")
+        return _result(_failing(problems), "; ".join(problems) + "; the recipe must be merged upstream "
+                                                                 "(link the merged PR or the published page)")
     linked = [_Linked(docs[t.url], tuple(_recipe_files(docs[t.url]))) for t in links]
     empty = [item for item in linked if not item.files]
     if empty:
@@ -653,6 +608,6 @@ def check(ctx: Context) -> CheckResult:
             summaries.append(f"{subject.model} on {subject.sku} ({subject.path}): "
                              f"{', '.join(verdict.matched) or 'model'} match{tuning}")
     if failures:
-        return _result(Status.FAIL, "; ".join(failures) + suffix)
+        return _result(_failing(failures), "; ".join(failures) + suffix)
     return _result(Status.PASS, f"{' + '.join(item.provenance for item in linked)} documents "
                                 + "; ".join(summaries) + suffix)

@@ -70,6 +70,11 @@ class CheckResult:
     status: Status
     reason: str
     findings: tuple[Finding, ...] = ()
+    accepted_by: str = ""  # the maintainer whose `/signoff-accept` turned this UNDECIDED row PASS
+    # What the row could judge only with a sign-off that the snapshot lacks (a git history has none): what
+    # the repository provides and the sign-off must link ("the sign-off must link docs/waiver/2508.md").
+    notes: tuple[str, ...] = ()
+    internal_error: str = ""  # the traceback of the rule's own exception (a bug), for the app to log; never shown
 
     @property
     def passed(self) -> bool:
@@ -112,6 +117,9 @@ class Verdict:
     policy: Policy = field(default_factory=Policy)  # the repository's policy the checks applied
     signoff: SignOff | None = None  # the sign-off judged
     notes: tuple[str, ...] = ()  # what the verdict must say beyond its rows (ignored repository settings)
+    # `/signoff-accept` commands in the conversation (`checks.acceptance.Acceptance`), read when a row is
+    # UNDECIDED; the app keeps those pinned to this content and `acceptance.apply` turns their rows PASS.
+    acceptances: tuple = ()
 
     @property
     def rows(self) -> tuple[CheckResult, ...]:
@@ -163,9 +171,10 @@ class Verdict:
 
     @property
     def lint_conclusion(self) -> str:
-        """The lint check run's conclusion: "success" without errors; with errors, "failure" where the
-        repository makes lint blocking (`lint: blocking`), else "neutral" (advice)."""
-        if not any(f.severity is Severity.ERROR for f in self.lint_findings):
+        """The lint check run's conclusion, from the one decision the "Recipe lint" row makes (an error on a
+        file the PR changes): "success" when the row does not FAIL; else "failure" where the repository
+        makes lint blocking (`lint: blocking`), "neutral" where lint is advice."""
+        if self.lint is None or self.lint.status is not Status.FAIL:
             return "success"
         return "failure" if self.lint_blocking else "neutral"
 

@@ -10,11 +10,13 @@ A rule has an `id`, the verdict `row` it feeds, a `severity` and a pure
 
 A rule that raises is a bug, but a merge gate fails closed, not crash: `run`
 turns the exception into the rule's failure, a FAIL row for a row of its own
+(carrying the traceback in `CheckResult.internal_error`, which the app logs)
 and an error finding on the first changed file for a lint rule.
 """
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import ModuleType
@@ -52,10 +54,15 @@ def run(rule: Rule, ctx: Context) -> CheckResult | tuple[Finding, ...] | None:
     try:
         out = rule.check(ctx)
         return tuple(out) if rule.kind == "lint" else out
+    except MemoryError:  # the budget of the checks' process (app/judge.py), not a bug of the rule
+        raise
     except Exception as exc:  # noqa: BLE001 - a gate fails closed, it does not crash
         error = f"{type(exc).__name__}: {exc}"
+        # where it raised (our code's frames; the message may quote the PR's content, the reason holds it)
+        trace = f"{type(exc).__name__}\n" + "".join(traceback.format_tb(exc.__traceback__))
     if rule.kind != "lint":
-        return CheckResult(rule.row, rule.name, Status.FAIL, f"internal error while checking ({error}); fails closed")
+        return CheckResult(rule.row, rule.name, Status.FAIL, f"internal error while checking ({error}); fails closed",
+                           internal_error=trace)
     first = min((f.path for f in ctx.changed_files), default=None)
     if first is None:
         return ()

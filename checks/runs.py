@@ -208,7 +208,7 @@ def recipe_target(ctx: Context, value: str) -> tuple[str, str] | None:
     path = posixpath.normpath(path) if path else ""
     if not path or path in (".", "..") or path.startswith(("/", "../")):
         return None
-    root = ctx.policy.recipe_root.rstrip("/")
+    root = ctx.policy.recipe_root
     if path.startswith("recipes/"):
         return f"{root}/{path[len('recipes/'):]}", selector
     return path, selector

@@ -167,6 +167,9 @@ class UpstreamDoc:
     title: str = ""
     files: Mapping[str, str] = field(default_factory=frozen_map)
     error: str | None = None
+    # True when GitHub says the document does not exist (or is not public): a link to it is a bad link,
+    # not evidence the checks could not read.
+    missing: bool = False
 
 
 @dataclass(frozen=True)

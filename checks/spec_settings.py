@@ -52,7 +52,7 @@ def eval_only_lines(script: Script, env: dict[str, str] | None = None) -> frozen
 
 _JSON_FIELD = re.compile(r"\"(\w+)\"\s*:\s*(?:\"([^\"]*)\"|(\[[^\]\[]*\])|([^,}\s\"]+))")
 NOT_FIXED = "<not fixed>"  # a value the script does not fix
-_PLACEHOLDER = re.compile(r"^%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]$")  # a printf conversion: the value is not here
+_PLACEHOLDER = re.compile(r"^%[-+ #0]*+\d*+(?:\.\d++)?+[a-zA-Z]$")  # a printf conversion: the value is not here
 _FLAG = re.compile(r"--([a-z][a-z0-9-]*)(?:=|[ \t]+)[\"']?([^\"'\s\\]+)")
 _YAML_KEY = re.compile(r"([a-z_]+)[ \t]*:[ \t]*[\"']?([\w./-]+)")
 

@@ -113,9 +113,27 @@ def script_prefix(path: str) -> str:
 
 CLIENT_FUNCTIONS = frozenset({"run_benchmark_serving", "build_replay_cmd"})
 _CLIENT_PROGRAM = re.compile(r"python[\d.]*|vllm|aiperf|genai-perf")
-_CLIENT_MODULE = re.compile(r"^\s*(?:from|import)\s+(?:vllm\.benchmarks\.serve|sglang\.bench_serving|"
+_CLIENT_MODULE = re.compile(r"^[ \t]*+(?:from|import)[ \t]++(?:vllm\.benchmarks\.serve|sglang\.bench_serving|"
                             r"benchmark_serving)\b", re.M)
-_HEREDOC_TARGET = re.compile(r"(?:^|[;&|]\s*)(?:cat|tee)\b[^<>]*?>\s*([^\s<>|;&]+)[^\n]*<<")
+_SEGMENT = re.compile(r"[;&|]")
+_TARGET = re.compile(r"[^\s<>|;&]++")
+
+
+def heredoc_target(line: str) -> str | None:
+    """The file `cat > FILE <<EOF` / `tee FILE <<EOF` on a line writes (read segment by segment with string
+    operations, in time linear in the line), or None."""
+    for segment in _SEGMENT.split(line):
+        words = segment.split(None, 1)
+        if len(words) < 2 or words[0] not in ("cat", "tee") or "<<" not in words[1]:
+            continue
+        rest = words[1]
+        at = rest.find(">")
+        if at < 0 or at > rest.find("<<"):
+            continue
+        found = _TARGET.match(rest[at + 1:].lstrip())
+        if found:
+            return found.group(0)
+    return None
 
 
 @reads_first_field
@@ -134,9 +152,9 @@ def client_programs(script: Script) -> frozenset[str]:
     out = set()
     for ln in script.lines:
         if ln.number in bodies and _CLIENT_MODULE.search("\n".join(bodies[ln.number])):
-            m = _HEREDOC_TARGET.search(ln.expanded)
-            if m:
-                out.add(posixpath.basename(m.group(1).strip("\"'")))
+            target = heredoc_target(ln.expanded)
+            if target:
+                out.add(posixpath.basename(target.strip("\"'")))
     return frozenset(out)
 
 

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from . import signoff
 from .context import Context
 from .result import CheckResult, Status
-from .snapshot import Snapshot
+from .snapshot import Comment, Snapshot
 
 OWN_WORDS_NUMBER = 15
 OWN_WORDS_NAME = "Signer's own words"
@@ -165,17 +165,19 @@ class Freshness:
         return self.state in ("stale", "unknown")
 
 
-def decide(sign: signoff.SignOff, current: str, head_sha: str, local: Pin | None,
-           records: Iterable[Record]) -> Freshness:
+def decide(sign: signoff.SignOff | Comment, current: str, head_sha: str, local: Pin | None,
+           records: Iterable[Record], what: str = "sign-off") -> Freshness:
     """Whether `sign` vouches for the content `current` at `head_sha` (see the module docstring).
 
-    `local` is this database's pin of the sign-off, under any of its `pin_keys`."""
-    if signoff.not_own_words(sign.comment) is not None:
+    `local` is this database's pin of the sign-off, under any of its `pin_keys`. A maintainer's
+    `/signoff-accept` comment (`what`="acceptance") is pinned to content the same way."""
+    comment = sign.comment if isinstance(sign, signoff.SignOff) else sign
+    if signoff.not_own_words(comment) is not None:
         return Freshness("disowned", None)
     records = tuple(records)
-    key = signoff.version(sign.comment)
+    key = signoff.version(comment)
     pins = ([local] if local is not None else []) + [p for r in records for p in r.pins if p.signoff == key]
-    who = f"{sign.author}'s sign-off"
+    who = f"{comment.author}'s {what}"
     if len({p.content for p in pins}) > 1:
         heads = ", ".join(sorted({p.head_sha[:8] for p in pins}))
         return Freshness("unknown", None, reason=(
@@ -189,7 +191,7 @@ def decide(sign: signoff.SignOff, current: str, head_sha: str, local: Pin | None
                 f"The pull request's content changed since {who} was verified at {pin.head_sha[:8]}; "
                 "a CODEOWNER must sign off on the new content."))
         return Freshness("fresh", pin, record=moved)
-    given = sign.comment.edited_at or sign.comment.created_at
+    given = comment.edited_at or comment.created_at
     if any(r.seen > given for r in records):
         return Freshness("unknown", None, reason=(
             f"signoff-bot read this pull request after {who} was given ({given}) but holds no record of "

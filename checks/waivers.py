@@ -30,10 +30,25 @@ _REPO_FILE = re.compile(r"https?://(?:github\.com/([^/\s]+/[^/\s]+)/(?:blob|tree
                         r"raw\.githubusercontent\.com/([^/\s]+/[^/\s]+)/)([^?#\s]+)")
 
 
+def _without_html_comments(text: str) -> str:
+    """`text` without its `<!-- ... -->` comments (an unclosed one runs to the end, as before: it matched
+    nothing, so it was kept)."""
+    out: list[str] = []
+    at = 0
+    while (start := text.find("<!--", at)) >= 0:
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        out.append(text[at:start])
+        at = end + 3
+    out.append(text[at:])
+    return "".join(out)
+
+
 def incomplete(ctx: Context, text: str, covers: tuple[tuple[str, ...], ...]) -> list[str]:
     """What a waiver lacks to count as filled out (empty when it is complete); `covers` lists, per file with
     patching, the names of which the waiver must mention one."""
-    text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+    text = _without_html_comments(text)
     problems: list[str] = []
     placeholder = _PLACEHOLDER.search(text)
     if placeholder:

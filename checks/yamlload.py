@@ -21,6 +21,8 @@ from typing import Any
 
 import yaml
 
+from . import progress
+
 try:  # libyaml is in every PyYAML wheel; the pure-Python parser is a fallback.
     _Loader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover
@@ -30,6 +32,10 @@ MAX_BYTES = 5_000_000
 MAX_DEPTH = 64
 MAX_NODES = 1_000_000
 MAX_ALIASES = 1_000
+# Characters of a number, a date or a time: PyYAML makes `0x` and a million digits an int of 4 million
+# bits, and sexagesimal `1:0:0:...` an int of 60 ** parts, with time and memory to match; no value a config
+# or recipe holds comes near.
+MAX_NUMBER = 100
 
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 
@@ -91,6 +97,14 @@ def load(text: str, line_offset: int = 0) -> Any:
 
     `line_offset` is added to every line (for a block cut out of a larger file).
     """
+    progress.reading(text)
+    try:
+        return _load(text, line_offset)
+    finally:
+        progress.reading(None)
+
+
+def _load(text: str, line_offset: int) -> Any:
     if len(text) > MAX_BYTES:
         raise YamlProblem(1 + line_offset, f"file is larger than {MAX_BYTES // 1_000_000} MB; not parsed")
     try:
@@ -197,7 +211,7 @@ class _Plain:
             return value
         if tag == _NULL:
             return None
-        if tag == _INT and value.isascii() and value.isdigit() and value[0] != "0":
+        if tag == _INT and len(value) <= MAX_NUMBER and value.isascii() and value.isdigit() and value[0] != "0":
             return int(value)  # what the constructor makes of a decimal (a leading 0 is octal, "_" is dropped)
         node = yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, event.style)
         return _scalar(node, event.start_mark.line + 1 + self.offset)
@@ -327,6 +341,7 @@ _STR = "tag:yaml.org,2002:str"
 _NULL = "tag:yaml.org,2002:null"
 _MERGE = "tag:yaml.org,2002:merge"
 _INT = "tag:yaml.org,2002:int"
+_NUMERIC = frozenset({_INT, "tag:yaml.org,2002:float", "tag:yaml.org,2002:timestamp"})
 
 
 def _scalar(node: yaml.ScalarNode, line: int) -> Any:
@@ -339,10 +354,14 @@ def _scalar(node: yaml.ScalarNode, line: int) -> Any:
     constructor = _CONSTRUCTOR.yaml_constructors.get(tag)
     if constructor is None:
         return node.value  # unknown tag: keep the text
+    if tag in _NUMERIC and len(node.value) > MAX_NUMBER:
+        raise YamlProblem(line, f"{len(node.value):,} characters for one {tag.rsplit(':', 1)[1]} (at most "
+                                f"{MAX_NUMBER}); not read")
     try:
         value = constructor(_CONSTRUCTOR, node)
-    except (yaml.YAMLError, ValueError, TypeError) as exc:
-        raise YamlProblem(line, f"bad scalar: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - PyYAML's constructors fail in many ways on text they do not
+        # expect (`!!timestamp x`: AttributeError on a failed match): each is a scalar its tag does not fit
+        raise YamlProblem(line, f"bad scalar for {tag.rsplit(':', 1)[1]}: {node.value[:40]!r}") from None
     if hasattr(value, "__next__"):  # set/omap constructors are generators
         return node.value
     return value

@@ -73,7 +73,7 @@ def test_the_window_and_the_table_and_the_report(history, tmp_path):
     assert "   #12" in out.stdout and "#11" not in out.stdout and "check 10" in out.stdout
     assert "1 PRs: 0 PASS, 1 REJECTED" in out.stdout
     report = (tmp_path / "report.md").read_text()
-    assert "## FAILs per check" in report and "| 10 | 1 |" in report
+    assert "## FAILs and UNDECIDEDs per check" in report and "| 10 | 1 | 0 |" in report
     assert "### #12 Patch the engine" in report and f"`{SCRIPT}:2` [engine-patch]" in report
     until = json.loads(cli(str(history), "--until", "2026-07-31", "--json").stdout)
     assert [p["number"] for p in until["prs"]] == [11]
@@ -100,3 +100,50 @@ def test_a_commit_whose_files_cannot_be_read_is_named_and_the_others_are_reporte
 def test_one_reader_or_several_give_the_same_rows(history):
     assert [r.to_json() for r in backtest.backtest(history, workers=1)] == \
            [r.to_json() for r in backtest.backtest(history, workers=2)]
+
+
+WAIVER = """# Engine patch waiver for #13
+
+## What is patched
+m_fp8_h100.sh rewrites vllm/envs.py in the installed engine to change one default.
+
+## Why the unmodified image cannot run it
+The released image reads the old default and crashes on this model at start-up.
+
+## Removal plan
+Remove the patch once https://github.com/vllm-project/vllm/pull/12345 ships in a release image.
+"""
+
+
+@pytest.fixture
+def waived_and_undecided(tmp_path) -> Path:
+    """A PR that patches the engine and files its waiver (#13); one whose override reads a variable (#14)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, {"README.md": "x\n", SCRIPT: SERVE}, "Initial import", "2026-07-01T10:00:00+00:00")
+    commit(repo, {SCRIPT: SERVE + PATCH, "docs/waiver/13.md": WAIVER}, "Patch with a waiver (#13)",
+           "2026-08-02T10:00:00+00:00")
+    commit(repo, {SCRIPT: 'HF="$1"\n' + SERVE.rstrip("\n") + ' --hf-overrides "$HF"\n'}, "Override (#14)",
+           "2026-08-03T10:00:00+00:00")
+    return repo
+
+
+def test_a_waiver_the_history_holds_is_a_note_and_what_cannot_be_read_is_undecided(waived_and_undecided, tmp_path):
+    out = cli(str(waived_and_undecided), "--json", "--report", str(tmp_path / "report.md"))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    waived, override = data["prs"]
+    assert waived["verdict"] == "PASS" and waived["checks"]["10"]["status"] == "PASS"
+    assert waived["checks"]["10"]["notes"] == ["the sign-off must link docs/waiver/13.md"]
+    assert override["verdict"] == "UNDECIDED" and override["checks"]["8"]["status"] == "UNDECIDED"
+    assert override["checks"]["8"]["reason"].startswith(f"cannot decide: {SCRIPT}:2")
+    summary = data["summary"]
+    assert (summary["passed"], summary["rejected"], summary["undecided"]) == (1, 0, 1)
+    assert summary["check_undecided"]["8"] == 1 and summary["check_failures"]["8"] == 0 and summary["notes"] == 1
+    report = (tmp_path / "report.md").read_text()
+    assert "**0 REJECTED**, **1 UNDECIDED**" in report and "| 8 | 0 | 1 |" in report
+    assert "## Undecided PRs\n\n### #14 Override" in report
+    assert "- #13 check 10: the sign-off must link docs/waiver/13.md" in report
+    table = cli(str(waived_and_undecided)).stdout
+    assert "2 PRs: 1 PASS, 0 REJECTED, 1 UNDECIDED, 0 unreadable" in table

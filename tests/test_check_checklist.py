@@ -250,14 +250,14 @@ def test_missing_checklist_is_na():
 
 def test_no_template_heading_cannot_decide():
     r = run(signoff(), template="# Checklist\n\n- [ ] something\n")
-    assert r.status is Status.FAIL
+    assert r.status is Status.UNDECIDED
     assert r.reason == (f"cannot decide: {PATH} has no \"Template\" heading, so the sign-off cannot be checked "
                         "against the template")
 
 
 def test_template_without_items_cannot_decide():
     r = run(signoff(), template="## Template\n```\nAs a PR reviewer and CODEOWNER\n```\n")
-    assert r.status is Status.FAIL
+    assert r.status is Status.UNDECIDED
     assert r.reason.startswith("cannot decide: ") and "has no checklist items" in r.reason
 
 

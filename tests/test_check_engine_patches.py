@@ -106,8 +106,13 @@ def test_waiver_not_linked_fails():
     assert r.status is Status.FAIL and "not linked" in r.reason
 
 
-def test_waiver_without_signoff_fails():
-    assert run(files=patch_files()).status is Status.FAIL
+def test_a_filled_out_waiver_with_no_sign_off_to_read_is_a_note_of_what_it_must_link():
+    """A git history (backtest) holds no sign-off: the waiver it would link is there, so the check passes
+    with a note; with a sign-off that does not link it, it FAILs (test_waiver_not_linked_fails)."""
+    r = run(files=patch_files())
+    assert r.status is Status.PASS and r.notes == (f"the sign-off must link {WAIVER}",)
+    assert f"(the sign-off must link {WAIVER})" in r.reason
+    assert run(files=patch_files(waiver=TEMPLATE)).status is Status.FAIL  # an incomplete waiver is no note
 
 
 def test_template_waiver_fails():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from checks import recipe_link
+from checks import recipe_link, upstream_recipes
 from checks.context import Context
 from checks.evidence import UpstreamTarget
 from checks.registry import rules_of
@@ -144,7 +144,7 @@ def run(ctx: Context):
                "docs_new/cookbook/intro/index.md"))),
 ])
 def test_accepted_links(url, expected):
-    assert recipe_link.target(url) == expected
+    assert upstream_recipes.target(url) == expected
 
 
 @pytest.mark.parametrize("url", [
@@ -161,14 +161,14 @@ def test_accepted_links(url, expected):
     "https://evil.example/recipes.vllm.ai/a/b",
 ])
 def test_rejected_links(url):
-    assert recipe_link.target(url) is None
+    assert upstream_recipes.target(url) is None
 
 
 def test_links_are_read_from_the_detail_section_with_trailing_punctuation():
     detail = (f"Recipe: {PR_URL}. Also ({PAGE_URL}), and again {PR_URL}; "
               "waiver https://github.com/SemiAnalysisAI/InferenceX/blob/main/docs/waiver/1.md")
     ctx = make(detail=detail)
-    assert [t.url for t in recipe_link.targets(ctx.signoff.detail_links)] == [PR_URL, PAGE_URL]
+    assert [t.url for t in upstream_recipes.targets(ctx.signoff.detail_links)] == [PR_URL, PAGE_URL]
 
 
 def test_links_outside_the_detail_section_do_not_count():
@@ -321,12 +321,13 @@ def test_branch_or_commit_link_fails_naming_it():
 ])
 def test_unmerged_or_unreadable_pull_fails(doc, message):
     result = run(make(upstream=(doc,)))
-    assert result.status is Status.FAIL and result.reason.startswith(message)
+    undecided = message.startswith("cannot decide")
+    assert result.status is (Status.UNDECIDED if undecided else Status.FAIL) and result.reason.startswith(message)
 
 
 def test_unfetched_link_fails_closed():
     result = run(make(upstream=()))
-    assert result.status is Status.FAIL
+    assert result.status is Status.UNDECIDED
     assert result.reason.startswith("cannot decide: vllm-project/recipes#7 was not fetched, so its merge status "
                                     "cannot be verified")
 
@@ -334,13 +335,13 @@ def test_unfetched_link_fails_closed():
 def test_unreadable_page_fails_closed():
     doc = UpstreamDoc(PAGE_URL, "page", "vllm-project/recipes", error="no models/org/Model.yaml on main")
     result = run(make(detail=PAGE_URL, upstream=(doc,)))
-    assert result.status is Status.FAIL
+    assert result.status is Status.UNDECIDED
     assert result.reason.startswith(f"cannot decide: {PAGE_URL} could not be read (no models/org/Model.yaml on main)")
 
 
 def test_every_linked_recipe_must_verify():
     result = run(make(detail=f"{PR_URL} {PAGE_URL}", upstream=(pull(),)))
-    assert result.status is Status.FAIL and f"{PAGE_URL} was not fetched" in result.reason
+    assert result.status is Status.UNDECIDED and f"{PAGE_URL} was not fetched" in result.reason
 
 
 def test_pull_without_a_recipe_file_fails():
@@ -350,7 +351,7 @@ def test_pull_without_a_recipe_file_fails():
 
 def test_unparseable_recipe_fails_closed():
     result = run(make(upstream=(pull(files={RECIPE_PATH: "model: [\n"}),)))
-    assert result.status is Status.FAIL and f"{RECIPE_PATH}:" in result.reason and "does not parse" in result.reason
+    assert result.status is Status.UNDECIDED and f"{RECIPE_PATH}:" in result.reason and "does not parse" in result.reason
 
 
 # --- MAJOR args ----------------------------------------------------------------------------
@@ -467,19 +468,19 @@ def test_speculative_config_is_compared_by_key():
 
 def test_unresolvable_major_arg_fails_closed():
     result = run(make(script=SCRIPT.replace("--kv-cache-dtype fp8", "--kv-cache-dtype $KV_DTYPE")))
-    assert result.status is Status.FAIL
+    assert result.status is Status.UNDECIDED
     assert result.reason == (f"cannot decide: the value of MAJOR arg {SCRIPT_PATH}:5 --kv-cache-dtype is not "
                              "determined by the script or its master-config entry; set it explicitly")
 
 
 def test_partly_determined_major_arg_fails_closed():
     result = run(make(script=SCRIPT.replace("--kv-cache-dtype fp8", '--kv-cache-dtype "${KV_PREFIX}fp8"')))
-    assert result.status is Status.FAIL and "--kv-cache-dtype is not determined" in result.reason
+    assert result.status is Status.UNDECIDED and "--kv-cache-dtype is not determined" in result.reason
 
 
 def test_script_without_a_master_config_entry_fails_closed():
     result = run(make(entry=None))
-    assert result.status is Status.FAIL
+    assert result.status is Status.UNDECIDED
     assert result.reason.startswith(f"cannot decide: no vllm master-config entry matches {SCRIPT_PATH} by model "
                                     "prefix, precision and SKU")
 
@@ -487,7 +488,7 @@ def test_script_without_a_master_config_entry_fails_closed():
 def test_script_that_never_launches_for_its_points_fails_closed():
     script = 'if [ "$TP" -ne 4 ]; then exit 1; fi\n' + SCRIPT
     result = run(make(script=script))
-    assert result.status is Status.FAIL
+    assert result.status is Status.UNDECIDED
     assert result.reason.startswith(f"cannot decide: {SCRIPT_PATH} reaches no single-node vllm launch for any "
                                     "search-space point")
 
@@ -564,7 +565,7 @@ SGLANG_USE_AITER=1 python3 -m sglang.launch_server --model-path org/Model-MXFP4 
 
 def test_document_without_a_readable_serve_command_fails_closed():
     result = run(make(upstream=(pull(files={"models/org/Model.md": "# Model\nSee the interactive builder.\n"}),)))
-    assert result.status is Status.FAIL
+    assert result.status is Status.UNDECIDED
     assert result.reason.startswith("cannot decide: vllm-project/recipes#7 (models/org/Model.md) has no serve "
                                     "command or model this bot can read, so it cannot be verified to document "
                                     "org/Model-MXFP4")
@@ -587,7 +588,7 @@ def test_changed_entry_without_its_script_is_compared():
 
 def test_unparseable_entry_fails_closed():
     result = run(make(script=None, entry=ENTRY.replace("  model: org/Model-MXFP4", "  model: [org")))
-    assert result.status is Status.FAIL and "kimi-fp4-mi355x-vllm does not parse" in result.reason
+    assert result.status is Status.UNDECIDED and "kimi-fp4-mi355x-vllm does not parse" in result.reason
 
 
 def test_deterministic():

@@ -72,7 +72,8 @@ def test_the_proxy_is_the_one_webhook_url_for_every_replica():
     port = SERVICES["app"]["expose"][0]
     assert mount == "/etc/nginx/conf.d/default.conf"
     assert f"http://app:{port}" in nginx and "client_max_body_size 25m" in nginx
-    assert f'"--port", "{port}"' in (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")  # the image serves on SIGNOFF_BOT_PORT
+    assert f"SIGNOFF_BOT_PORT={port}" in dockerfile and '--port \\"$SIGNOFF_BOT_PORT\\"' in dockerfile
     assert proxy["ports"] == [f"{port}:{port}"] and "ports" not in SERVICES["app"]  # replicas publish nothing
 
 

@@ -77,9 +77,12 @@ def test_a_jobs_process_that_died_counts_as_stopped_until_another_runs(tmp_path,
     background.start()
     try:
         assert background.stopped() == 0
+        Stack.wait(lambda: background.workers_running() == 1, 30, "the jobs' process to report its worker")
+        assert "\nsignoff_bot_workers_running 1.0\n" in metrics.render().decode()
         os.kill(background.jobs.pid, signal.SIGKILL)
         Stack.wait(lambda: not background.jobs.alive(), 10, "the jobs' process to be seen dead")
         assert background.stopped() == 1  # /readyz is 503
+        Stack.wait(lambda: background.workers_running() == 0, 10, "no worker running")  # /readyz says so too
     finally:
         background.stop()
         store.close()

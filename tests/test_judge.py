@@ -6,16 +6,19 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from app import offline
-from app.judge import IN_THREAD, Checks, Judge, JudgeLost, inputs_digest
+from app.judge import IN_THREAD, MB, Budget, Checks, Judge, JudgeLost, inputs_digest
 from app.replay import DEMO_WORLD
 from app.world import World
 from checks.registry import LINT, RULES
+from checks.result import Status
 from checks.rule import Rule
+from checks.snapshot import ChangedFile
 
 from .conftest import OWN_WORLDS, shared_worlds
 
@@ -137,3 +140,71 @@ def test_closing_stops_the_process():
     process = judge._processes[0]._process
     judge.close()
     assert not process.is_alive()
+
+
+# --- the budget ---------------------------------------------------------------------------------------
+
+SCRIPT = "benchmarks/single_node/dsv4_fp8_b200.sh"
+
+
+def _heavy(world: World):
+    """The world's PR with a long benchmark script added: far more CPU than a small budget."""
+    repo, pr = world.pull_repo(None)
+    snap = offline._base_snapshot(world, repo, pr)
+    script = ChangedFile(SCRIPT, "added", None, None, None, "vllm serve m --tensor-parallel-size 8\n" * 10_000)
+    return replace(snap, files=snap.files + (script,))
+
+
+async def _judged_snapshot(checks: Checks, world: World, snap):
+    repo, _ = world.pull_repo(None)
+    done = await checks.rounds(snap, RULES)
+    while (want := done.wanted()) is not None:
+        await done.add(offline._with_evidence(world, repo, done.snapshot, want))
+    return done
+
+
+def test_checks_that_outrun_their_cpu_budget_are_stopped_undecided_and_the_process_replaced():
+    judge = Judge(1, budget=Budget(cpu_seconds=0.15, wall_seconds=120))
+    try:
+        world = World.load(DEMO_WORLD)
+        process = judge._processes[0]
+        first = asyncio.run(_judged_snapshot(judge, world, _heavy(world)))
+        verdict = first.verdict
+        assert process.replaced == 1 and verdict.label != "PASS"
+        assert all(r.status is Status.UNDECIDED for r in verdict.results)
+        reason = verdict.results[0].reason
+        assert reason.startswith("cannot decide: could not be read within the budget (0.15 s of CPU time)")
+        assert verdict.signer == offline.judge_world(world).verdict.signer  # the sign-off was read before
+        _same_as_in_thread(judge, DEMO_WORLD)  # the process that took over serves the next verification
+    finally:
+        judge.close()
+
+
+def test_checks_that_outrun_their_memory_budget_are_stopped_undecided_and_the_process_replaced():
+    judge = Judge(1, budget=Budget(memory_bytes=2 * MB, wall_seconds=120))
+    try:
+        world = World.load(DEMO_WORLD)
+        verdict = asyncio.run(_judged_snapshot(judge, world, _heavy(world))).verdict
+        assert judge._processes[0].replaced == 1
+        assert all(r.status is Status.UNDECIDED for r in verdict.results)
+        assert "within the budget (2 MB of memory" in verdict.results[0].reason
+    finally:
+        judge.close()
+
+
+def test_a_verification_that_stops_waiting_stops_its_checks():
+    judge = Judge(1, budget=Budget(cpu_seconds=600, wall_seconds=600))
+    try:
+        world = World.load(DEMO_WORLD)
+        process = judge._processes[0]
+        _same_as_in_thread(judge, DEMO_WORLD)  # started: what follows is sent at once
+
+        async def impatient():
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(_judged_snapshot(judge, world, _heavy(world)), 0.2)
+
+        asyncio.run(impatient())
+        _same_as_in_thread(judge, DEMO_WORLD)  # answered by a new process, not after the heavy one
+        assert process.replaced == 1
+    finally:
+        judge.close()

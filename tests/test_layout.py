@@ -15,7 +15,7 @@ PACKAGES = ("checks", "app")
 PURE_STDLIB = {
     "__future__", "ast", "bisect", "collections", "dataclasses", "datetime", "difflib", "enum", "fnmatch",
     "functools", "hashlib", "itertools", "json", "math", "operator", "posixpath", "re", "shlex", "sys",
-    "types", "typing", "urllib",
+    "traceback", "types", "typing", "urllib",
 }
 PARSERS = {"yaml", "tree_sitter", "tree_sitter_bash", "markdown_it"}
 CLOCK_CALLS = {"now", "today", "utcnow", "time", "monotonic", "perf_counter", "getenv"}
@@ -99,3 +99,20 @@ def test_the_walk_sees_both_packages_and_their_imports() -> None:
     assert {"checks.engine", "checks.bash.script", "app.gather", "app.server"} <= set(ALL)
     assert "checks.registry" in GRAPH["checks.engine"]
     assert "app.judge" in GRAPH["app.gather"]
+
+
+def _rule_modules() -> set[str]:
+    from checks.registry import RULES
+
+    return {rule.module.__name__ for rule in RULES if rule.module is not None}
+
+
+def test_a_rule_imports_facts_never_another_rule() -> None:
+    """Rules are found by the one registry; a rule (or a fact) that imports a rule ties two rules' decisions
+    together, so a fact a second rule needs lives in a facts module of its own."""
+    rules = _rule_modules()
+    assert {"checks.recipe_link", "checks.golden_al", "checks.lint.car_v2"} <= rules
+    allowed = {"checks.registry"}  # the one registry
+    offenders = {name: sorted(GRAPH[name] & (rules - {name})) for name in GRAPH
+                 if name.startswith("checks") and name not in allowed and GRAPH[name] & (rules - {name})}
+    assert not offenders, f"modules importing a rule: {offenders}"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from checks.engine import evaluate
 from checks.lint import car_v2, master_recipe_parity
 from checks.registry import CHECKS, LINT, RULES
@@ -64,24 +66,38 @@ def test_a_check_that_raises_fails_closed_on_its_row():
     [row] = v.results
     assert (row.number, row.status) == (4, Status.FAIL)
     assert row.reason == "internal error while checking (RuntimeError: bug); fails closed"
+    assert row.internal_error.startswith("RuntimeError\n") and "in _broken" in row.internal_error  # for the log
 
 
 def lint_findings_of(c, rules: tuple[Rule, ...]) -> list[Finding]:
     return list(evaluate(c, rules).lint_findings)
 
 
-def test_the_lint_check_run_is_advice_unless_the_repository_makes_it_blocking():
+@pytest.mark.parametrize("blocking", [False, True])
+@pytest.mark.parametrize("where", ["changed", "unchanged", "warning only", "none"])
+def test_the_lint_row_and_the_lint_check_run_make_one_decision(blocking, where):
+    """An error on a file the PR changes FAILs the row; the check run concludes from that row (failure where
+    lint blocks, neutral where it is advice); an error on an unchanged file or a warning changes neither."""
+    from checks.policy import CONFIG_PATH, Policy
+    from tests.builders import ctx as make_ctx
+
+    path = {"changed": RECIPE_PATH, "unchanged": "other.yaml"}.get(where, RECIPE_PATH)
+    severity = Severity.WARNING if where == "warning only" else Severity.ERROR
+    findings = () if where == "none" else (Finding(path, 3, car_v2.ID, severity, "m"),)
+    rule = Rule(car_v2.ID, 13, "Recipe lint", Severity.ERROR, lambda c: findings, "lint")
+    c = lint_ctx(recipe_yaml())
+    if blocking:
+        c = make_ctx(**{**{f: getattr(c.snap, f) for f in ("files", "master_base", "master_head")},
+                        "policy": {**c.snap.policy, CONFIG_PATH: "lint: blocking\n"}})
+    v = evaluate(c, (rule,))
+    fails = where == "changed"
+    assert (v.lint.status is Status.FAIL) is fails
+    assert v.lint_conclusion == ("success" if not fails else "failure" if blocking else "neutral")
+    assert (v.lint in v.rows) is blocking and v.passed is False  # no sign-off here: never PASS
+
+
+def test_the_lint_setting_takes_advice_or_blocking():
     from checks.policy import Policy
 
-    error = Finding("r.yaml", 3, car_v2.ID, Severity.ERROR, "m")
-    warning = Finding("r.yaml", 4, car_v2.ID, Severity.WARNING, "m")
-
-    def conclusion(findings, policy) -> str:
-        return Verdict("h", None, None, (), lint_findings=tuple(findings),
-                       lint_blocking=policy.lint == "blocking").lint_conclusion
-
-    assert conclusion([warning], Policy()) == "success"
-    assert conclusion([error, warning], Policy()) == "neutral"
-    assert conclusion([error], Policy(lint="blocking")) == "failure"
     assert Policy.from_yaml("lint: maybe\n")[1] == (
         ".github/signoff-bot.yml:1: lint must be one of advice, blocking; ignored, the default applies",)

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from app.offline import judge_world
+from app.replay import DEMO_WORLD
+from app.world import World
 from checks.policy import CONFIG_PATH, Policy
 from checks.result import CheckResult, Status, Verdict
+
+from .conftest import shared_worlds
 
 
 def test_no_file_or_an_empty_one_is_the_defaults_without_a_word():
@@ -70,3 +75,37 @@ def verdict(status: Status, advisory: bool = False, signer: str | None = "owner"
 def test_what_the_check_run_and_the_commit_status_conclude(status, advisory, signer, conclusion, state):
     v = verdict(status, advisory, signer)
     assert (v.conclusion, v.commit_state) == (conclusion, state)
+
+
+def test_directory_settings_are_compared_one_way_however_they_are_written():
+    for written in ("golden_al_distribution/", "./golden_al_distribution", "golden_al_distribution"):
+        policy, problems = Policy.from_yaml(f"golden_al_dir: {written}\nwaiver_dir: docs/waiver/\n"
+                                            "recipe_root: ./benchmarks/multi_node/srt-slurm-recipes/\n")
+        assert not problems and policy.golden_al_dir == "golden_al_distribution"
+        assert policy.waiver_dir == "docs/waiver" and policy.is_policy_file("docs/waiver/12.md")
+        assert policy.is_golden_curve("golden_al_distribution/kimik3_dspark.yaml", "kimik3_dspark")
+        assert policy.is_recipe("benchmarks/multi_node/srt-slurm-recipes/sglang/x.yaml")
+
+
+WORLDS = [DEMO_WORLD, *shared_worlds()]
+
+
+@pytest.mark.parametrize("world", WORLDS, ids=[w.name for w in WORLDS])
+def test_a_trailing_slash_in_the_path_settings_changes_no_verdict(world):
+    """Every directory setting written with a trailing slash (and a leading ./) in the base branch's
+    .github/signoff-bot.yml gives the verdict the plain spelling gives, row for row."""
+    def verdict_with(settings: str):
+        w = World.load(world)
+        for repo in w.repos.values():
+            for pr in repo.pulls.values():
+                tip = repo.commit(pr["base"]["ref"])
+                old = tip.files.get(CONFIG_PATH, b"").decode()
+                tip.files[CONFIG_PATH] = (old + "\n" + settings).encode()
+        return judge_world(w).verdict
+
+    plain = verdict_with("golden_al_dir: golden_al_distribution\nwaiver_dir: docs/waiver\n"
+                         "recipe_root: benchmarks/multi_node/srt-slurm-recipes\n")
+    slashed = verdict_with("golden_al_dir: golden_al_distribution/\nwaiver_dir: ./docs/waiver/\n"
+                           "recipe_root: benchmarks/multi_node/srt-slurm-recipes/\n")
+    assert [(r.number, r.status, r.reason) for r in slashed.rows] == [(r.number, r.status, r.reason) for r in plain.rows]
+    assert slashed.notes == plain.notes == ()

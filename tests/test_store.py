@@ -3,6 +3,7 @@ the versioned schema. Every test that takes `db` runs on SQLite and on a real Po
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -385,12 +386,39 @@ def test_ping_fails_when_the_disk_beside_an_sqlite_file_is_nearly_full(tmp_path,
         store.ping()
 
 
-def test_ping_fails_on_a_database_that_takes_no_writes(tmp_path, clock):
-    path = tmp_path / "bot.db"
-    readonly = SqliteStore(str(path), clock=clock)
-    readonly._db.close()  # the same database on a volume that became read-only
-    readonly._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
-    readonly._db.row_factory = sqlite3.Row
-    with pytest.raises(sqlite3.OperationalError):
-        readonly.ping()
-    assert readonly.queue_depth() == 0  # it still reads: only a write tells
+def test_ping_fails_on_a_file_system_mounted_read_only(tmp_path, clock, monkeypatch):
+    """The file system's read-only flag decides, whatever the App's open connection could still write."""
+    store = SqliteStore(str(tmp_path / "bot.db"), clock=clock)
+    real = os.statvfs
+
+    def read_only(path):
+        st = real(path)
+        return os.statvfs_result((*st[:8], st.f_flag | os.ST_RDONLY, st.f_namemax))
+
+    monkeypatch.setattr(os, "statvfs", read_only)
+    with pytest.raises(OSError, match="read-only"):
+        store.ping()
+    assert store.queue_depth() == 0  # it still reads: only a write tells
+    monkeypatch.setattr(os, "statvfs", real)
+    store.ping()
+    store.close()
+
+
+def test_ping_writes_on_a_connection_of_its_own(tmp_path, clock, monkeypatch):
+    """Another connection holding the write lock longer than the probe waits: not ready, every time;
+    the store's own connection, open before, is not what the probe writes through."""
+    from app import store as store_module
+
+    path = str(tmp_path / "bot.db")
+    store = SqliteStore(path, clock=clock)
+    monkeypatch.setattr(store_module, "PROBE_SECONDS", 0.05)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    for _ in range(3):
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            store.ping()
+    holder.execute("COMMIT")
+    holder.close()
+    store.ping()
+    store._db.close()  # the probe does not use it
+    store.ping()

@@ -7,7 +7,9 @@
 
 Auth: `user:<login>` tokens act as that user; installation tokens from
 `POST /app/installations/{id}/access_tokens` (any well-formed JWT) act as the
-app, `signoff-bot[bot]`; no token reads anonymously.
+app, `signoff-bot[bot]`; a plain token given by a world (`tokens:`) or `--token`
+acts as a workflow's GITHUB_TOKEN, `github-actions[bot]`, within its permissions
+(a wrong one is refused with 401); no token reads anonymously.
 
 Admin routes for tests and demos:
   POST   /_fake/deliver        {"repo", "event", "id"[, "action", "delivery", "url"]} a stored object as a webhook

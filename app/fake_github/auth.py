@@ -6,6 +6,12 @@
   acts as the app (its bot user `signoff-bot[bot]`).
 - a JWT (three base64url segments; the signature is not checked) acts as the
   app itself and is accepted only on the app routes, as on GitHub.
+- a plain token the state was given (`GitHubState.plain_tokens`: by world,
+  `tokens:`, or `--token`) acts as a workflow's GITHUB_TOKEN: the GitHub
+  Actions app's installation token, `github-actions[bot]`, allowed the
+  writes its permissions name and refused the others with 403, as GitHub
+  refuses them ("Resource not accessible by integration"); without
+  `members` it cannot read organisation team membership (404).
 - no header: anonymous, read-only, like reading a public repository.
 """
 
@@ -18,7 +24,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .state import GitHubState
+from .payloads import ACTIONS_APP_ID
+from .state import GitHubState, PlainToken
+
+WORKFLOW_LOGIN = "github-actions[bot]"
 
 _B64URL = re.compile(r"^[A-Za-z0-9_-]+={0,2}$")
 
@@ -32,14 +41,15 @@ class AuthError(Exception):
 
 @dataclass(frozen=True)
 class Actor:
-    kind: Literal["anonymous", "user", "installation", "app"]
+    kind: Literal["anonymous", "user", "installation", "app", "workflow"]
     login: str | None = None
     installation_id: int | None = None
     app_id: int | None = None
+    plain: PlainToken | None = None  # a workflow token's permissions
 
     @property
     def is_app(self) -> bool:
-        return self.kind in ("installation", "app")
+        return self.kind in ("installation", "app", "workflow")
 
     @property
     def label(self) -> str:
@@ -56,6 +66,9 @@ def resolve(state: GitHubState, authorization: str | None) -> Actor:
         raise AuthError(401, "Bad credentials")
     if credential.startswith("user:") and len(credential) > 5:
         return Actor("user", credential[5:])
+    plain = state.plain_tokens.get(credential)
+    if plain is not None:
+        return Actor("workflow", WORKFLOW_LOGIN, None, ACTIONS_APP_ID, plain)
     token = state.token(credential)
     if token is not None:
         return Actor("installation", state.bot_login, token.installation_id, token.app_id)
@@ -76,3 +89,30 @@ def jwt_issuer(credential: str) -> int | None:
         return None
     issuer = claims.get("iss") if isinstance(claims, dict) else None
     return int(issuer) if str(issuer).isdigit() else 0
+
+
+# What a workflow token needs for a request (method, path): the permission GitHub checks, as
+# (name, the permission that also grants it: a comment on a pull request is also a pull-requests write).
+_NEEDS: tuple[tuple[str, re.Pattern[str], str, str], ...] = (
+    ("POST", re.compile(r"^/repos/[^/]+/[^/]+/check-runs$"), "checks", ""),
+    ("PATCH", re.compile(r"^/repos/[^/]+/[^/]+/check-runs/\d+$"), "checks", ""),
+    ("POST", re.compile(r"^/repos/[^/]+/[^/]+/statuses/[^/]+$"), "statuses", ""),
+    ("POST", re.compile(r"^/repos/[^/]+/[^/]+/issues/\d+/comments$"), "issues", "pull_requests"),
+    ("PATCH", re.compile(r"^/repos/[^/]+/[^/]+/issues/comments/\d+$"), "issues", "pull_requests"),
+    ("POST", re.compile(r"^/repos/[^/]+/[^/]+/issues/comments/\d+/reactions$"), "issues", "pull_requests"),
+    ("POST", re.compile(r"^/repos/[^/]+/[^/]+/pulls/\d+/(reviews|comments)$"), "pull_requests", ""),
+    ("PATCH", re.compile(r"^/repos/[^/]+/[^/]+/pulls/comments/\d+$"), "pull_requests", ""),
+    ("GET", re.compile(r"^/orgs/[^/]+/teams/[^/]+/memberships/[^/]+$"), "members", ""),
+)
+
+
+def refused(actor: Actor, method: str, path: str) -> AuthError | None:
+    """Why GitHub refuses a workflow token this request (a permission it was not given), else None."""
+    if actor.plain is None:
+        return None
+    for verb, pattern, permission, also in _NEEDS:
+        if verb == method and pattern.match(path) and not ({permission, also} & actor.plain.permissions):
+            if permission == "members":  # GitHub hides an organisation's teams from a token that cannot read them
+                return AuthError(404, "Not Found")
+            return AuthError(403, "Resource not accessible by integration")
+    return None

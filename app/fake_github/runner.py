@@ -78,11 +78,11 @@ class FakeGitHub:
 
     def __init__(self, *worlds: World | str | Path, webhook_url: str | None = None,
                  webhook_secret: str | None = None, port: int = 0, latency_ms: int = 0,
-                 app_id: int | None = None) -> None:
+                 app_id: int | None = None, tokens: Sequence[str] = ()) -> None:
         self._sock, self._storage = _bind("127.0.0.1", port), _bind("127.0.0.1", 0)
         self.url = _url(self._sock)
         self.app = create_app(worlds, webhook_url, webhook_secret, latency_ms=latency_ms, app_id=app_id,
-                              storage_url=_url(self._storage))
+                              storage_url=_url(self._storage), tokens=tokens)
         self.state: GitHubState = self.app.state.github
         self._server = _server(self.app)
         self._thread: threading.Thread | None = None
@@ -141,10 +141,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--webhook-secret", help="secret to sign webhook deliveries with")
     parser.add_argument("--latency-ms", type=int, default=0, help="latency added to every API request")
     parser.add_argument("--app-id", type=int, help="the GitHub App's id (default: from its JWTs, else 1)")
+    parser.add_argument("--token", action="append", default=[], metavar="TOKEN[:PERM,...]",
+                        help="accept TOKEN as a workflow's GITHUB_TOKEN (github-actions[bot]); PERMs it may write "
+                             "(checks, statuses, issues, pull_requests, members to read teams; default: all but "
+                             "members); repeatable")
     args = parser.parse_args(argv)
     sock, storage = _bind("127.0.0.1", args.port), _bind("127.0.0.1", 0)
     app = create_app(args.worlds, args.webhook_url, args.webhook_secret, latency_ms=args.latency_ms,
-                     app_id=args.app_id, storage_url=_url(storage))
+                     app_id=args.app_id, storage_url=_url(storage), tokens=args.token)
     app.state.github.warm()
     print(_url(sock), flush=True)
     _server(app).run(sockets=[sock, storage])

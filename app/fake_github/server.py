@@ -17,7 +17,7 @@ from .instrument import Instrument
 from .routes import accounts, actions, admin, checks, graphql, pulls, repos
 from .routes.actions import DOWNLOAD_PATH
 from .routes.common import DOCS, GitHubError
-from .state import GitHubState
+from .state import GitHubState, PlainToken
 
 # The test-only admin routes (/_fake/…, no API path among them) last: every API request is matched against
 # each route before its own, and FastAPI's matching costs a good part of serving one.
@@ -45,14 +45,16 @@ class StorageHost:
 
 def create_app(worlds: Sequence[World | str | Path], webhook_url: str | None = None,
                webhook_secret: str | None = None, *, latency_ms: int = 0, app_id: int | None = None,
-               storage_url: str | None = None) -> FastAPI:
+               storage_url: str | None = None, tokens: Sequence[str] = ()) -> FastAPI:
     """The server for `worlds` (World objects or directories); its state is `app.state.github`.
     `storage_url` (http://127.0.0.1:PORT, a second socket of the same server) is the artifact storage
-    host; without it downloads are served by the API host itself."""
+    host; without it downloads are served by the API host itself. `tokens`: workflow tokens it accepts beside
+    the worlds' own (`TOKEN[:perm,perm]`, `PlainToken.parse`)."""
     state = GitHubState.from_worlds([w if isinstance(w, World) else World.load(w) for w in worlds])
     state.webhook.url, state.webhook.secret = webhook_url, webhook_secret
     state.storage_url = storage_url
     state.latency_ms = latency_ms
+    state.plain_tokens.update((t.token, t) for t in map(PlainToken.parse, tokens))
     if app_id is not None:
         state.app_id = app_id
     app = FastAPI(title="fake GitHub", docs_url=None, redoc_url=None, openapi_url=None)

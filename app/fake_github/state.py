@@ -69,6 +69,29 @@ class Token:
     expires_at: str
 
 
+# What the example workflow grants its GITHUB_TOKEN to write (examples/signoff-verify.yml); no team reads.
+WORKFLOW_PERMISSIONS = frozenset({"checks", "statuses", "issues", "pull_requests"})
+
+
+@dataclass(frozen=True)
+class PlainToken:
+    """A workflow's token: the writes it may make (checks, statuses, issues, pull_requests) and whether it
+    reads organisation teams (members)."""
+
+    token: str
+    permissions: frozenset[str] = WORKFLOW_PERMISSIONS
+
+    @classmethod
+    def parse(cls, spec: str) -> "PlainToken":
+        """`TOKEN` (the example workflow's permissions) or `TOKEN:perm,perm` (exactly those; none after a
+        bare colon)."""
+        token, colon, perms = spec.partition(":")
+        if not token:
+            raise ValueError(f"a token spec needs a token: {spec!r}")
+        return cls(token, frozenset(p.strip() for p in perms.split(",") if p.strip()) if colon
+                   else WORKFLOW_PERMISSIONS)
+
+
 @dataclass
 class RepoState:
     full_name: str
@@ -184,6 +207,7 @@ class GitHubState:
     deliveries: list[Any] = field(default_factory=list)  # webhooks.Delivery, newest last
     downloads: dict[str, tuple[str, int]] = field(default_factory=dict)  # token -> (repo, artifact id)
     storage_url: str | None = None  # the artifact storage host downloads redirect to (None: this one)
+    plain_tokens: dict[str, PlainToken] = field(default_factory=dict)  # workflow tokens (app/fake_github/auth.py)
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _next_id: int = 1
 
@@ -201,7 +225,9 @@ class GitHubState:
             for repo in world.repos.values():
                 ids.extend(_load_repo(repos, repo, world))
         now = max(parse_time(w.now) for w in worlds)
-        return cls(list(worlds), repos, teams, Clock(now), iso(now), _next_id=max(ids) + 1)
+        tokens = [PlainToken.parse(spec) for w in worlds for spec in w.tokens]
+        return cls(list(worlds), repos, teams, Clock(now), iso(now), _next_id=max(ids) + 1,
+                   plain_tokens={t.token: t for t in tokens})
 
     @property
     def bot_login(self) -> str:

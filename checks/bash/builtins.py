@@ -19,7 +19,9 @@ UNKNOWN = "\x00"  # marks the part of a value that the script does not determine
 MAX_RESOLVED = 20_000  # characters a variable's value, or the expansions on one line, may come to
 
 PURE = frozenset({"printf", "echo", "dirname", "basename"})
-_PRINTF_SPEC = re.compile(r"%([-+ #0]*)(\d*)(?:\.(\d+))?([sdifgeExXqbc%])")
+# Possessive: each part takes what it can and never gives it back (what it would give back no later part
+# takes), so a long run of flags or digits costs its length, not its square.
+_PRINTF_SPEC = re.compile(r"%([-+ #0]*+)(\d*+)(?:\.(\d++))?+([sdifgeExXqbc%])")
 _ECHO_FLAGS = re.compile(r"-[neE]+")
 _PRINTF_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "r": "\r", "a": "\a"}
 _FIRST_NAME = re.compile(r"[ \t\n]*([A-Za-z_][A-Za-z0-9_]*)")  # how a body's first word begins, when with a name
@@ -166,6 +168,8 @@ def _printf(fmt: str, args: list[str]) -> str | None:
             flags, width, prec, conv = m.groups()
             if conv == "%":
                 return "%"
+            if len(width) > 6 or len(prec or "") > 6 or int(width or 0) + int(prec or 0) > MAX_RESOLVED:
+                return UNKNOWN  # wider than any value the checks resolve
             used = True
             arg = rest.pop(0) if rest else ""
             if conv in "sqbc":

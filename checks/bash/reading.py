@@ -58,6 +58,8 @@ class Reading:
     refs: dict[int, list[tuple[int, int, Part]]]  # line -> (start, end column, part) of its expansions
     docs: tuple[Doc, ...]
     lexed: int  # lines read as a whole; any after them (past MAX_SCRIPT) are read alone
+    # (first, last) lines whose commands were not read: past MAX_SCRIPT, or a line tree-sitter gave up on
+    unread: tuple[tuple[int, int], ...] = ()
 
 
 @lru_cache(maxsize=128)
@@ -86,7 +88,8 @@ def read_whole(raw: list[str]) -> Reading:
     refs = _line_refs(src, nodes, builder.words)
     for n, found in body_refs.items():
         refs.setdefault(n, []).extend(found)
-    return Reading(statements, _ends(src, nodes, docs, comments), comments, refs, docs, lexed)
+    unread = ((lexed + 1, len(raw)),) if lexed < len(raw) else ()
+    return Reading(statements, _ends(src, nodes, docs, comments), comments, refs, docs, lexed, unread)
 
 
 @lru_cache(maxsize=256)
@@ -105,12 +108,17 @@ def read_lines(raw: list[str], indented: bool) -> Reading:
     comments: dict[int, int] = {}
     refs: dict[int, list[tuple[int, int, Part]]] = {}
     docs: list[Doc] = []
+    unread: list[tuple[int, int]] = []
     n = 0
     while n < len(raw):
         n += 1
         src = Source.of(raw[n - 1], n)
         root = parse(src.data)
         if root is None:
+            if unread and unread[-1][1] == n - 1:
+                unread[-1] = (unread[-1][0], n)
+            else:
+                unread.append((n, n))
             continue
         builder = Builder(src)
         out.extend(builder.statements(root.children, 1))
@@ -131,7 +139,8 @@ def read_lines(raw: list[str], indented: bool) -> Reading:
             closed = n < len(raw)
             n += closed
             docs.append(Doc(opener, src.column(at), first, n, closed, text, quoted))
-    return Reading(tuple(out), frozenset(range(1, len(raw) + 1)), comments, refs, tuple(docs), len(raw))
+    return Reading(tuple(out), frozenset(range(1, len(raw) + 1)), comments, refs, tuple(docs), len(raw),
+                   tuple(unread))
 
 
 def _operators(src: Source, nodes: dict[str, list[Node]]) -> list[tuple[int, str, str, bool, Node | None]]:

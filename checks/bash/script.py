@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Iterator, Mapping, NamedTuple
 
+from .. import progress
+from ..progress import fingerprint
 from .builtins import MAX_RESOLVED, PATTERN_OPS, UNKNOWN
 from .interpreter import (DECLARATIONS, NOT_GIVEN, Given, Interpreter, Launch, State, Trace, Write, exported_token,
                           may_launch_untraced)
@@ -204,11 +206,19 @@ class Script:
     def __init__(self, text: str, embedded: bool = False):
         self.raw = text.splitlines()
         self.embedded = embedded
+        self.mark = fingerprint(text)  # for `checks.progress`, while the interpreter runs it
         self._read = read(text, embedded) if len(text) <= MAX_SCRIPT else (
             read_lines(self.raw, True) if embedded else read_whole(self.raw))
         self.statements = self._read.statements
         self._runs: dict[tuple, list[tuple[Given, dict[str, bool | None], object]]] = {}
         self._shared: dict = {}  # what the interpreter reads of a statement alone, for every run (`_Plan`s)
+
+    @property
+    def unread(self) -> tuple[tuple[int, int], ...]:
+        """(first, last) lines whose commands no reader saw: past the read cut (`MAX_SCRIPT` characters), or
+        lines tree-sitter could not read (nesting deeper than `MAX_NESTING`, or past its read budget). What
+        they run is not known: a check that depends on it cannot pass."""
+        return self._read.unread
 
     # --- as a program ---
     def launches(self, env: Mapping[str, str] | None = None) -> tuple[Launch, ...]:
@@ -272,6 +282,7 @@ class Script:
             known["0"] = path
         interp = Interpreter(known, _no_call, exists, True, self._shared, sources, every_engine=True,
                              heredoc_names=self._heredoc_names)
+        progress.reading_again(self.mark)
         state = interp.run(self.statements, State({}, set()))
         for name in list(interp.funcs):
             if name not in interp.called and name not in interp.library_funcs:
@@ -347,6 +358,7 @@ class Script:
         return may_launch_untraced(self.statements)
 
     def _run(self, interp: Interpreter, uncalled: bool) -> None:
+        progress.reading_again(self.mark)
         state = interp.run(self.statements, State({}, set()))
         for name in list(interp.funcs) if uncalled else ():
             if name not in interp.called:

@@ -1,5 +1,9 @@
 """tree-sitter-bash, bounded: a script's syntax tree and the positions of its text.
 
+Queries over a deeply nested tree take time quadratic in its depth (`'(' * 399_000` took 112 s), so a text
+whose brackets nest deeper than `MAX_NESTING` is not parsed at all (`nesting`, counted in C-speed passes
+before the parser sees it): its readers report it as not read, as they do a text tree-sitter gave up on.
+
 tree-sitter's error recovery can take time quadratic in the input on broken text (deeply unclosed arrays,
 `case ... in (`, `=~`, `$[`, repeated; tree-sitter/tree-sitter#5801). The parser reads the text through a
 callback, a chunk at a time, and recovery is where it reads the same text again: so the reads are
@@ -14,7 +18,8 @@ import bisect
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from operator import attrgetter
+from itertools import accumulate, count, islice
+from operator import attrgetter, sub
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
@@ -29,6 +34,20 @@ _READS_PER = 16
 _GITHUB_EXPRESSION = re.compile(rb"\$\{\{.*?\}\}", re.S)
 _START, _END = attrgetter("start_byte"), attrgetter("end_byte")
 _NEWLINE = re.compile(b"\n")
+MAX_NESTING = 256  # brackets ( { [ open at once; no script nests so deep, and queries cost depth x size
+_OPENERS, _CLOSERS = b"({[", b")}]"
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in _OPENERS + _CLOSERS)
+_STEPS = bytes.maketrans(_OPENERS + _CLOSERS, b"\x02\x02\x02\x00\x00\x00")  # +1 and -1, shifted by 1
+
+
+def nesting(data: bytes) -> int:
+    """How deep `data`'s brackets nest (a closer with none open is ignored; quoting is not: an upper bound of
+    what tree-sitter nests), in linear time: depth after each bracket minus the lowest depth before it."""
+    brackets = data.translate(None, _NOT_BRACKETS)
+    if len(brackets) <= MAX_NESTING:
+        return min(len(brackets), brackets.count(b"(") + brackets.count(b"{") + brackets.count(b"["))
+    depths = list(map(sub, accumulate(brackets.translate(_STEPS)), count(1)))
+    return max(0, max(map(sub, depths, islice(accumulate(depths, min, initial=0), 1, None))))
 
 
 def query(source: str) -> Query:
@@ -60,7 +79,10 @@ def _in_order(nodes: list[Node]) -> None:
 
 
 def parse(data: bytes) -> Node | None:
-    """The root of `data`'s syntax tree; None when tree-sitter needs more than its read budget for it."""
+    """The root of `data`'s syntax tree; None when tree-sitter needs more than its read budget for it, or its
+    brackets nest deeper than `MAX_NESTING`."""
+    if nesting(data) > MAX_NESTING:
+        return None
     budget = _BASE_READS + len(data) // _READS_PER
     reads = 0
 

@@ -131,9 +131,14 @@ class Evaluator:
             if part.subscript in ("@", "*") or part.name in ("@", "*"):
                 value = alt
             else:  # `${A[2]}`, `${A[$K]}`, `${A[K-1]}`: an index bash works out as arithmetic
-                index = part.subscript if part.subscript.isdigit() or not part.subscript else self.arith(
-                    env, part.subscript)
-                n = int(index or 0) if index is not None and index.lstrip("-").isdigit() else None
+                sub = part.subscript
+                if sub == "" or (sub.isascii() and sub.isdigit()):
+                    index = sub if len(sub) <= 18 else None  # (a longer number indexes no array a script holds)
+                else:
+                    index = self.arith(env, sub) if len(sub) <= 200 else None
+                digits = index.lstrip("-") if index is not None else ""
+                n = int(index or 0) if index is not None and digits.isascii() and (digits.isdigit() or not index) \
+                    else None
                 value = None if n is None or n < 0 else alt[n].first if n < len(alt) else ""
         elif alt is UNSET:
             value = ""

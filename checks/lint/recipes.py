@@ -35,8 +35,9 @@ def as_int(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    text = value.strip() if isinstance(value, str) else ""
+    if text.isascii() and text.isdigit() and len(text) <= 18:  # ("²" is a digit to `isdigit`, not to `int`)
+        return int(text)
     return None
 
 
@@ -169,10 +170,6 @@ class PointRef:
     entry_changed: bool
 
 
-def is_recipe_path(ctx: Context, path: str) -> bool:
-    return path.startswith(ctx.policy.recipe_root.rstrip("/") + "/") and path.endswith((".yaml", ".yml"))
-
-
 def _recipe(ctx: Context, path: str) -> Recipe | None:
     text = ctx.need.file("head", path)
     if text is None or text is MISSING:
@@ -186,7 +183,7 @@ def _recipe(ctx: Context, path: str) -> Recipe | None:
 def _changed_recipes(ctx: Context) -> tuple[Recipe, ...]:
     out = []
     for f in ctx.changed_files:
-        if is_recipe_path(ctx, f.path) and f.head_text is not None:
+        if ctx.policy.is_recipe(f.path) and f.head_text is not None:
             found = recipe(ctx, f.path)
             if found is not None:
                 out.append(found)

@@ -35,7 +35,7 @@ import yaml
 from ..context import Context
 from ..result import Finding, Severity
 from ..yamlload import MAX_BYTES, YamlProblem
-from .recipes import changelog_diff, is_recipe_path, recipe
+from .recipes import changelog_diff, recipe
 
 ID = "yaml-syntax"
 SEVERITY = Severity.ERROR
@@ -47,7 +47,7 @@ def check(ctx: Context) -> Iterator[Finding]:
     for f in ctx.changed_files:
         if f.head_text is None or not f.path.endswith((".yaml", ".yml")):
             continue
-        if is_recipe_path(ctx, f.path):
+        if ctx.policy.is_recipe(f.path):
             parsed = recipe(ctx, f.path)
             problem = parsed.problem if parsed else None
         else:

@@ -12,7 +12,7 @@ from fastapi import Depends, Request
 from fastapi.responses import JSONResponse
 from starlette.background import BackgroundTask
 
-from ..auth import Actor, AuthError, resolve
+from ..auth import Actor, AuthError, refused, resolve
 from ..paging import paginate
 from ..payloads import Site
 from ..state import GitHubState, RepoState
@@ -69,6 +69,9 @@ async def context(request: Request) -> Ctx:
         raise GitHubError(401, "A JSON web token can only be used on app endpoints; use an installation token")
     if app_route and actor.kind != "app":
         raise GitHubError(401, "A JSON web token could not be decoded")
+    refusal = refused(actor, request.method, request.url.path)
+    if refusal is not None:
+        raise GitHubError(refusal.status, refusal.message)
     return Ctx(request, state, Site(state, str(request.base_url).rstrip("/")), actor)
 
 
@@ -95,6 +98,8 @@ def require_write(ctx: Ctx, repo: RepoState, *, app_only: bool = False, push: bo
     actor = ctx.actor
     if actor.kind == "anonymous":
         raise GitHubError(401, "Requires authentication")
+    if actor.kind == "workflow":  # its permissions were checked with the request (auth.refused)
+        return
     if actor.kind == "installation":
         if actor.installation_id != repo.installation_id:
             raise GitHubError(403, "Resource not accessible by integration")
