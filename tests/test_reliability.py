@@ -32,6 +32,10 @@ from .worldgen import Pull, build_world, signoff_text
 pytestmark = pytest.mark.slow
 
 SEED = 20260902
+# A job budget comfortably longer than a verification takes here, the first one included (the App's
+# processes starting cold, on two cores other test runs share: several seconds): a test of the budget
+# makes its fault outlast it instead of hoping the machine is quick.
+BUDGET = 30
 BOT = "signoff-bot[bot]"
 CHECK = "codeowner-signoff-verify"
 ACK_PREFIX = "<!-- signoff-bot ack "  # the hidden tag of the App's reply to a command comment
@@ -109,7 +113,7 @@ def verdict_on(stack: Stack, pr: int, sha: str) -> dict[str, Any] | None:
 def start_unsigned(stack: Stack, prs: list[int]) -> None:
     """Wait out the App's start-up reconcile pass over PRs without a sign-off (it records NO_SIGNOFF
     and an "awaiting a sign-off" check run on each), so that what follows is the test's alone."""
-    stack.wait(lambda: decided(stack, {pr: Pull(pr).head for pr in prs}) and idle(stack), 60,
+    stack.wait(lambda: decided(stack, {pr: Pull(pr).head for pr in prs}) and idle(stack), 180,
                "the start-up reconcile pass")
 
 
@@ -305,9 +309,9 @@ def test_every_verification_completes_when_30_percent_of_calls_fail(tmp_path: Pa
         assert_nothing_twice(stack, prs, [Pull(pr).head for pr in prs])
 
 
-RATE_LIMITS = {  # fault, and the seconds GitHub's answer asks the App to wait
-    "primary": ({"status": 403, "reset_in": 5}, 5),
-    "secondary": ({"status": 429, "retry_after": 5}, 5),
+RATE_LIMITS = {  # fault, and the seconds GitHub's answer asks the App to wait: longer than the job budget
+    "primary": ({"status": 403, "reset_in": BUDGET + 10}, BUDGET + 10),
+    "secondary": ({"status": 429, "retry_after": BUDGET + 10}, BUDGET + 10),
     "secondary-without-retry-after": ({"status": 403, "secondary": True}, 60),  # GitHub: wait at least a minute
 }
 
@@ -317,18 +321,19 @@ def test_an_exhausted_rate_limit_is_waited_out_without_calls(tmp_path: Path, lim
     """403 with x-ratelimit-remaining: 0 (primary), 429 with retry-after (secondary), or a 403 that
     only its message says is a secondary limit, without retry-after: from the moment the App learns
     of the limit until the reset it makes no call at all (none of its workers), then every
-    verification completes. The wait outlasts the job budget (3 s): waiting for a reset is not
+    verification completes. The wait outlasts the job budget: waiting for a reset is not
     failing."""
     fault, wait = RATE_LIMITS[limit]
+    assert wait > BUDGET
     prs = [301, 302, 303]
     world = build_world(tmp_path / "world", prs, signed_off=False)
-    with running(tmp_path, world, env={"SIGNOFF_BOT_JOB_BUDGET_SECONDS": "3"}) as stack:
+    with running(tmp_path, world, env={"SIGNOFF_BOT_JOB_BUDGET_SECONDS": str(BUDGET)}) as stack:
         start_unsigned(stack, prs)
         mark = len(calls(stack))
         add_faults(stack, {"route": "/repos/*", "actor": BOT, **fault})
         for pr in prs:
             sign_off(stack, pr)
-        settle(stack, {pr: Pull(pr).head for pr in prs}, 60 + wait)
+        settle(stack, {pr: Pull(pr).head for pr in prs}, 180 + wait)
 
         log = [c for c in calls(stack, mark) if c["actor"] == BOT]
         limited = [c for c in log if c["status"] in (403, 429)]
@@ -348,21 +353,23 @@ def test_an_exhausted_rate_limit_is_waited_out_without_calls(tmp_path: Path, lim
 @pytest.mark.parametrize("github", ["failing", "slow"])
 def test_a_job_that_cannot_finish_within_its_budget_fails_its_check_run_with_the_reason(
         tmp_path: Path, github: str) -> None:
-    """Every tree read fails (502), or answers after 8 s (within the client's timeout): no
-    verification of the PR can finish within its 4 s budget. The job ends when the budget is
-    spent, and its check run says why."""
+    """Every tree read fails (502), or answers only after the job's budget is spent (within the
+    client's timeout): no verification of the PR can finish within its budget. The job ends when
+    the budget is spent, and its check run says why."""
     pr = 401
     world = build_world(tmp_path / "world", [pr], signed_off=False)
-    with running(tmp_path, world, env={"SIGNOFF_BOT_JOB_BUDGET_SECONDS": "4"}) as stack:
+    slow = (BUDGET + 15) * 1000  # ms: one tree read outlasts the whole budget
+    env = {"SIGNOFF_BOT_JOB_BUDGET_SECONDS": str(BUDGET), "SIGNOFF_BOT_HTTP_TIMEOUT": str(2 * BUDGET + 30)}
+    with running(tmp_path, world, env=env) as stack:
         start_unsigned(stack, [pr])
-        fault = {"status": 502, "times": 10 ** 6} if github == "failing" else {"delay_ms": 8000, "times": 10 ** 6}
+        fault = {"status": 502, "times": 10 ** 6} if github == "failing" else {"delay_ms": slow, "times": 10 ** 6}
         add_faults(stack, {"route": "GET /repos/*/git/trees/*", "actor": BOT, **fault})
         sign_off(stack, pr)
         runs = stack.wait(lambda: [r for r in all_check_runs(stack, Pull(pr).head) if r["status"] == "completed"],
-                          60, "a completed check run")
+                          BUDGET + 180, "a completed check run")
         assert [(r["conclusion"], r["output"]["title"]) for r in runs] == [
             ("failure", "Verification could not complete")]
-        assert "did not finish within its 4 s budget" in runs[0]["output"]["summary"]
+        assert f"did not finish within its {BUDGET} s budget" in runs[0]["output"]["summary"]
         failed = [j for j in jobs(stack) if j["state"] == "failed"]
         assert [(j["kind"], j["pr"]) for j in failed] == [("verify", pr)] and "budget" in failed[0]["last_error"]
         assert stack.verdict_comments(pr) == []
@@ -432,14 +439,16 @@ def test_a_push_during_a_verification_gets_no_pass_from_it(tmp_path: Path, durin
             slow, signal = f"GET /repos/*/pulls/{pr}/files", ("GET", f"/repos/{REPO}/pulls/{pr}/commits")
         else:
             slow, signal = "PATCH /repos/*/check-runs/*", ("POST", f"/repos/{REPO}/issues/{pr}/comments")
-        add_faults(stack, {"route": slow, "actor": BOT, "delay_ms": 2000})
+        # the slow answer holds the verification where it is until the test has seen it there and pushed:
+        # long enough for that on a busy machine (the push lands in well under a second on an idle one)
+        add_faults(stack, {"route": slow, "actor": BOT, "delay_ms": 10_000})
         sign_off(stack, pr)
         stack.wait(lambda: any((c["method"], c["path"]) == signal and c["actor"] == BOT for c in calls(stack, mark)),
-                   60, f"the verification to be {during}")
+                   180, f"the verification to be {during}")
         assert fake_post(stack, "push", {"repo": REPO, "number": pr, "sha": p.changed})["status"] == 202
         runs = stack.wait(lambda: [r for r in all_check_runs(stack, p.changed) if r["status"] == "completed"],
-                          60, "the new head's check run")
-        stack.wait(lambda: idle(stack), 60, "the queue to drain")
+                          180, "the new head's check run")
+        stack.wait(lambda: idle(stack), 180, "the queue to drain")
 
         assert [r["conclusion"] for r in runs] == ["action_required"]
         assert [r["conclusion"] for r in all_check_runs(stack, p.head)] == ["success"]
