@@ -293,10 +293,11 @@ def test_two_servers_one_sigkilled_twice_lose_nothing_and_do_nothing_twice(tmp_p
 
 def test_every_verification_completes_when_30_percent_of_calls_fail(tmp_path: Path) -> None:
     """About 30% of the App's calls fail: 20% answer 502, 5% drop the connection, 5% answer after
-    the client's timeout (1 s here). Every signed-off PR still gets its verdict, once."""
+    the client's timeout (3 s here: long enough for a busy machine's ordinary answers, so that the
+    timeouts are the faults'). Every signed-off PR still gets its verdict, once."""
     prs = [201, 202, 203, 204]
     world = build_world(tmp_path / "world", prs, signed_off=False)
-    with running(tmp_path, world, env={"SIGNOFF_BOT_HTTP_TIMEOUT": "1"}) as stack:
+    with running(tmp_path, world, env={"SIGNOFF_BOT_HTTP_TIMEOUT": "3"}) as stack:
         start_unsigned(stack, prs)
         mark = len(calls(stack))
         forever = 10 ** 6
@@ -304,15 +305,15 @@ def test_every_verification_completes_when_30_percent_of_calls_fail(tmp_path: Pa
                    {"route": "*", "actor": BOT, "status": 502, "times": forever, "probability": 0.2, "seed": SEED},
                    {"route": "*", "actor": BOT, "drop": True, "times": forever, "probability": 0.0625,
                     "seed": SEED + 1},
-                   {"route": "*", "actor": BOT, "delay_ms": 1500, "times": forever, "probability": 0.0667,
+                   {"route": "*", "actor": BOT, "delay_ms": 4000, "times": forever, "probability": 0.0667,
                     "seed": SEED + 2})
         for pr in prs:
             sign_off(stack, pr)
-        settle(stack, {pr: Pull(pr).head for pr in prs}, 150)
+        settle(stack, {pr: Pull(pr).head for pr in prs}, 300)
 
         log = [c for c in calls(stack, mark) if c["actor"] == BOT]
         failed = Counter("502" if c["status"] == 502 else "dropped" if c["status"] == 0 else "slow"
-                         for c in log if c["status"] in (0, 502) or c["finished"] - c["started"] >= 1.4)
+                         for c in log if c["status"] in (0, 502) or c["finished"] - c["started"] >= 3.9)
         assert min(failed["502"], failed["dropped"], failed["slow"]) > 0, failed
         assert 0.15 < sum(failed.values()) / len(log) < 0.5, (failed, len(log))
         assert [j for j in jobs(stack) if j["state"] == "failed"] == []
