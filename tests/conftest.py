@@ -6,6 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests are judged by what they find, never by how fast an example ran: a busy machine makes a
+# 200 ms example take a second (Hypothesis's default deadline), and generating examples slow (too_slow).
+settings.register_profile("signoff-bot", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("signoff-bot")
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

@@ -1,7 +1,9 @@
 """The tests' databases: a throwaway PostgreSQL server, and a client of their own for both engines.
 
 `PostgresServer` runs initdb in a temporary directory and serves it on a
-loopback port. The server binaries are Debian's (`apt-get install postgresql`, which .ci/run
+loopback port. Each pytest-xdist worker starts one for its session (the `postgres`
+fixture): a directory of its own (mkdtemp) and a port of its own, chosen again when
+another process took it first. The server binaries are Debian's (`apt-get install postgresql`, which .ci/run
 does) or any on PATH. PostgreSQL refuses to run as root, so as root it runs as
 the `postgres` user the Debian package creates. Every test gets a database
 of its own (`PostgresServer.new_database`).
@@ -78,6 +80,18 @@ class PostgresServer:
         return self
 
     def start_server(self) -> None:
+        """Serve the data directory; on another port when this one was taken meanwhile (free_port only
+        says it was free when asked, and other workers' Apps and servers pick ports too)."""
+        for attempt in range(5):
+            try:
+                self._start_on_port()
+                return
+            except RuntimeError as exc:
+                if attempt == 4 or "already in use" not in str(exc):
+                    raise
+                self.port = free_port()
+
+    def _start_on_port(self) -> None:
         # fsync off: the tests kill the App, never the server; a crash of the machine would lose a test run only
         options = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c max_connections=200 "
                    "-c fsync=off -c full_page_writes=off")
@@ -86,7 +100,7 @@ class PostgresServer:
     def restart(self) -> None:
         """Stop the server at once (as a crash or a failover would) and start it again."""
         self._pg_ctl("-m", "immediate", "-w", "stop")
-        self.start_server()
+        self._start_on_port()  # the same port: the databases' URLs name it
 
     def shut_down(self) -> None:
         """Stop the server as an operator does (fast: every session is ended with AdminShutdown), keeping its

@@ -129,7 +129,9 @@ def test_a_mistyped_setting_leaves_the_others_in_force_and_the_verdict_says_so(t
     with Stack(tmp_path, world) as stack:
         cmd = stack.comment("core-maintainer", 42, "/reuse-run 9001")
         stack.wait(lambda: stack.reactions(cmd["id"]) == ["+1"], 60, "a +1 reaction")
-        assert any(c["body"].startswith("`/reuse-run` accepted: run 9001") for c in stack.issue_comments(42))
+        # the reply is posted after the reaction: waited for, not read at once
+        stack.wait(lambda: any(c["body"].startswith("`/reuse-run` accepted: run 9001") for c in stack.issue_comments(42)),
+                   60, "the reply")
         comment = verdict_for(stack, 42, HEAD)["body"]
         assert ("Repository configuration, not part of the sign-off:\n- .github/signoff-bot.yml:2: unknown setting "
                 "'advisroy' (did you mean advisory?); ignored\n") in comment

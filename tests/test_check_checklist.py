@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -283,16 +284,22 @@ def test_deterministic():
     assert run(body) == run(body)
 
 
-def within(seconds: float, body: str):
+HUNG = 300  # seconds: a check still running by then hangs (a bound for a hang, not a speed)
+
+
+def timed(body: str):
+    """Check 5's result on `body` and the CPU seconds it took (the thread's own: the same on a busy machine)."""
     done = threading.Event()
     result = []
 
     def go():
-        result.append(run(body))
+        start = time.thread_time()
+        verdict = run(body)
+        result.append((verdict, time.thread_time() - start))
         done.set()
 
     threading.Thread(target=go, daemon=True).start()
-    assert done.wait(seconds), f"check 5 did not finish in {seconds} s on a sign-off of {len(body):,} characters"
+    assert done.wait(HUNG), f"check 5 did not finish on a sign-off of {len(body):,} characters"
     return result[0]
 
 
@@ -305,16 +312,27 @@ def noise(chars: int) -> list[str]:
     return lines
 
 
+def longest() -> str:
+    """A passing sign-off as long as GitHub allows a comment to be."""
+    return signoff(items=noise(SIGNOFF_CHARS - len(signoff()) - 200) + ITEMS)
+
+
 def test_a_sign_off_as_long_as_github_allows_is_read_whole_and_fast():
-    body = signoff(items=noise(SIGNOFF_CHARS - len(signoff()) - 200) + ITEMS)
+    """Read in time linear in its length: 8 times the text costs about 8 times the CPU (quadratic: 64)."""
+    body, eighth = longest(), signoff(items=noise(SIGNOFF_CHARS // 8 - len(signoff()) - 200) + ITEMS)
     assert SIGNOFF_CHARS - 1_000 < len(body) <= SIGNOFF_CHARS
-    assert within(10, body).status is Status.PASS
+    (result, cpu), (small, cpu_small) = timed(body), timed(eighth)
+    assert result.status is Status.PASS and small.status is Status.PASS
+    assert cpu < 24 * cpu_small, f"{cpu:.3f} s of CPU for {len(body):,} characters, {cpu_small:.3f} s for {len(eighth):,}"
 
 
 def test_a_body_of_megabytes_is_read_only_as_far_as_a_comment_can_be_long():
-    """GitHub refuses a comment body over 65,536 characters: what lies past that cannot be a checklist item."""
-    r = within(10, signoff(items=noise(2_000_000) + ITEMS))
+    """GitHub refuses a comment body over 65,536 characters: what lies past that cannot be a checklist item;
+    2 MB cost about what the longest comment does (read whole: 30 times that)."""
+    r, cpu = timed(signoff(items=noise(2_000_000) + ITEMS))
     assert r.status is Status.FAIL and r.reason.startswith("sign-off lacks 8 current-template items")
+    _, cpu_longest = timed(longest())
+    assert cpu < 4 * cpu_longest, f"{cpu:.3f} s of CPU for 2 MB, {cpu_longest:.3f} s for the longest comment"
 
 
 # --- shared worlds ------------------------------------------------------------------

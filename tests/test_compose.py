@@ -20,7 +20,7 @@ import yaml
 from app.settings import Settings
 from app.store_pg import PG_MIGRATIONS
 
-from .apphost import KEY, free_port
+from .apphost import KEY, START_TIMEOUT, end, free_port
 from .databases import query
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,7 +96,7 @@ def test_serve_starts_on_postgresql_with_the_environment_compose_gives_it(postgr
     proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], cwd=ROOT,
                             env={**base, **env}, stdout=log, stderr=log)
     try:
-        deadline, ready = time.monotonic() + 30, None
+        deadline, ready = time.monotonic() + START_TIMEOUT, None
         while ready is None or ready.status_code != 200:
             assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
             time.sleep(0.2)
@@ -106,8 +106,7 @@ def test_serve_starts_on_postgresql_with_the_environment_compose_gives_it(postgr
                 pass
         assert ready.json() == {"ok": True, "queue_depth": 0}
     finally:
-        proc.terminate()
-        proc.wait(10)
+        end(proc)
     owners = query(postgres.url("signoff"), "SELECT tableowner FROM pg_tables WHERE tablename = 'jobs'")
     assert owners == [("signoff",)]
     assert query(postgres.url("signoff"), "SELECT max(version) FROM schema_migrations") == [(len(PG_MIGRATIONS),)]

@@ -13,27 +13,31 @@ from app import store as store_module
 from app.store import JobSpec, SqliteStore
 
 
-def _hold_the_write_lock(path: str, seconds: float, held: threading.Event) -> None:
+def _hold_the_write_lock(path: str, held: threading.Event, release: threading.Event, released: list[float]) -> None:
+    """Hold SQLite's write lock from `held` until `release`; `released` gets the moment it lets go."""
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("BEGIN IMMEDIATE")
     held.set()
-    time.sleep(seconds)
+    release.wait()
+    released.append(time.monotonic())
     db.execute("COMMIT")
     db.close()
 
 
 def test_a_write_waits_for_the_lock_another_connection_holds(tmp_path):
+    """The write is asked for while the lock is held and let go of only a while later (0.2 s after the
+    write began): it succeeds, and not before the lock was let go."""
     path = str(tmp_path / "x.db")
     store = SqliteStore(path)
-    held = threading.Event()
-    other = threading.Thread(target=_hold_the_write_lock, args=(path, 0.05, held))
+    held, release, released = threading.Event(), threading.Event(), []
+    other = threading.Thread(target=_hold_the_write_lock, args=(path, held, release, released))
     other.start()
     held.wait()
-    start = time.monotonic()
+    threading.Timer(0.2, release.set).start()  # not a speed: the write below must wait, however long it takes
     assert store.record_delivery("1:1:a", "issue_comment", "created", "o/r", 1, [JobSpec("comment", "o/r", 1)])
-    waited = time.monotonic() - start
+    done = time.monotonic()
     other.join()
-    assert 0.04 <= waited
+    assert released and done >= released[0]
     assert [j["pr"] for j in store.jobs()] == [1]
     store.close()
 
@@ -42,12 +46,15 @@ def test_a_write_gives_up_when_the_lock_stays_held(tmp_path, monkeypatch):
     path = str(tmp_path / "x.db")
     store = SqliteStore(path)
     monkeypatch.setattr(store_module, "BUSY_SECONDS", 0.1)
-    held = threading.Event()
-    other = threading.Thread(target=_hold_the_write_lock, args=(path, 0.5, held))
+    held, release = threading.Event(), threading.Event()
+    other = threading.Thread(target=_hold_the_write_lock, args=(path, held, release, []))
     other.start()
     held.wait()
-    with pytest.raises(sqlite3.OperationalError, match="locked"):
-        store.record_delivery("1:1:a", "issue_comment", "created", "o/r", 1, [])
-    other.join()
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            store.record_delivery("1:1:a", "issue_comment", "created", "o/r", 1, [])
+    finally:
+        release.set()  # held until the write gave up, however slowly it ran
+        other.join()
     assert store.record_delivery("1:1:a", "issue_comment", "created", "o/r", 1, [])  # nothing half-done
     store.close()

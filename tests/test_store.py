@@ -304,10 +304,13 @@ def test_workers_of_several_processes_never_run_two_jobs_of_one_pr_at_once(opene
     overlaps, ran = [], []
     guard = threading.Lock()
 
+    deadline = time.monotonic() + 300  # a bound for a hang, not a speed
+
     def work(n: int) -> None:
+        # until 24 leases were handed out (a job leased twice ends the loop early, and fails the count);
+        # not "until idle for a second", which a worker descheduled while holding a job outlasts
         store, owner = stores[n % len(stores)], f"w{n}"
-        idle_since = time.monotonic()
-        while time.monotonic() - idle_since < 1.0:
+        while len(ran) < 24 and time.monotonic() < deadline:
             job = store.lease(owner, 30)
             if job is None:
                 time.sleep(0.005)
@@ -321,7 +324,6 @@ def test_workers_of_several_processes_never_run_two_jobs_of_one_pr_at_once(opene
             with guard:
                 holding[job.pr] -= 1
             store.complete(job, owner)
-            idle_since = time.monotonic()
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(work, range(8)))

@@ -79,7 +79,7 @@ def test_every_store_call_of_the_app_is_made_off_the_event_loop(tmp_path):
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
         try:
-            wait(lambda: server.started, "the App to start", 20)
+            wait(lambda: server.started, "the App to start", 180)
             wait(lambda: (store.inner.verdict_for(REPO, PR, HEAD) or {}).get("label") == "NO_SIGNOFF", "NO_SIGNOFF")
             delivered = httpx.post(f"{fake.url}/_fake/deliver", timeout=60,
                                    json={"repo": REPO, "event": "pull_request", "id": PR, "action": "opened"})
