@@ -29,10 +29,10 @@ at most 4 sizings), so a branch guarded for another framework, or on a
 setting every changed point sets otherwise, is dormant, a branch the
 variables cannot decide is run, and when what a point runs cannot be
 followed every pre-existing site counts (fail closed); what cannot be read
-at all is UNDECIDED. A site the
-checks cannot decide (a patcher whose source is not in the repository, a
-hook whose content cannot be seen) is reported as "cannot decide" and needs
-a waiver like any other, since the evidence is there but cannot be read.
+at all is UNDECIDED. A patcher the script visibly runs whose source is not
+in the repository (or a hook whose content cannot be seen) is a patch site
+"whose patches cannot be reviewed": it FAILs and needs a waiver like any
+other, since the evidence that the engine is patched is there.
 
 Waiver rule (deterministic, `checks.waivers`):
 - patching this PR introduces needs `docs/waiver/<PR_NUMBER>.md` added or

@@ -398,9 +398,11 @@ class ScriptReader:
                          False)] if effect else []
             if source is None or source not in self.reading.missing:
                 what = f"{args[0]}" if source is None else f"{source}, which is not in the repository"
-                return [(f"cannot decide: installs a Python startup hook ({base}) from {what}", "", True)]
+                return [(f"installs a Python startup hook ({base}) from {what}, so what it patches cannot be reviewed",
+                         "", True)]
             return []
-        return [(f"cannot decide: installs a Python startup hook ({base}) whose content is not in the script", "", True)]
+        return [(f"installs a Python startup hook ({base}) whose content is not in the script, so what it patches "
+                 "cannot be reviewed", "", True)]
 
     def _python(self, words: tuple[str, ...], doc: Heredoc | None) -> list[tuple[str, str, bool]]:
         args = list(words[1:])
@@ -433,14 +435,15 @@ class ScriptReader:
                 return []  # asked for: judged when it has been read
             if _PATCHY.search(base) or Target.ENGINE in arg_targets:
                 where = "is not in the repository" if path else "cannot be located in the repository"
-                return [(f"cannot decide: runs {base}, which {where}", base, True)]
+                return [(f"runs {base}, which {where}, so what it patches cannot be reviewed", base, True)]
             return []
         if python:
             effect = program_effect(text, arg_targets)
             return [(f"runs {path}, which {effect}", base, False)] if effect else []
         self.deep = True
         if self.depth >= MAX_DEPTH:
-            return [(f"cannot decide: runs {path}, nested too deep to follow", base, True)] if _PATCHY.search(base) else []
+            return ([(f"runs {path}, nested too deep to follow, so what it patches cannot be reviewed", base, True)]
+                    if _PATCHY.search(base) else [])
         inner = self._inner(path, self.scripts(text))
         self.reading.missing |= inner.missing
         if not inner.sites:
