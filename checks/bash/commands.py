@@ -111,14 +111,20 @@ def launch_at(values: list[str | None]) -> tuple[str, int, int] | None:
     return launched_at(values)
 
 
-def launched_at(values: list[str | None]) -> tuple[str, int, int] | None:
-    """`launch_at`, read past every wrapper."""
+def _past_wrappers(values: list[str | None]) -> int:
+    """Where the command a line of wrappers (`timeout 30 env X=1 nice ...`) runs starts."""
     i = 0
     while i < len(values) and values[i] is not None and values[i].rsplit("/", 1)[-1] in _WRAPPERS:
         i += 1
         while i < len(values) and values[i] is not None and (
                 values[i].startswith("-") or "=" in values[i] or _DURATION.fullmatch(values[i])):
             i += 1
+    return i
+
+
+def launched_at(values: list[str | None]) -> tuple[str, int, int] | None:
+    """`launch_at`, read past every wrapper."""
+    i = _past_wrappers(values)
     head = [v.rsplit("/", 1)[-1] if v else "" for v in values[i:i + 3]]
     if head[:2] == ["vllm", "serve"]:
         return "vllm", i, i + 2
@@ -145,12 +151,7 @@ def engine_launch_at(values: list[str | None]) -> tuple[str, int, int] | None:
     found = launch_at(values)
     if found is not None or not values:
         return found
-    i = 0
-    while i < len(values) and values[i] is not None and values[i].rsplit("/", 1)[-1] in _WRAPPERS:
-        i += 1
-        while i < len(values) and values[i] is not None and (
-                values[i].startswith("-") or "=" in values[i] or _DURATION.fullmatch(values[i])):
-            i += 1
+    i = _past_wrappers(values)
     head = [v.rsplit("/", 1)[-1] if v else "" for v in values[i:i + 3]]
     if head[:1] == ["trtllm-serve"]:
         return "trtllm", i, i + (2 if head[1:2] == ["serve"] else 1)
