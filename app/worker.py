@@ -127,8 +127,8 @@ class Worker:
         except GitHubError as exc:
             if exc.transient and (exc.rate_limited or job.attempts < self.settings.max_attempts):
                 delay = exc.retry_after if exc.retry_after is not None else min(300.0, 2.0 ** job.attempts)
-                if await self._record(job, lambda: self.store.retry(job, self.owner, delay, str(exc),
-                                                                    exc.rate_limited)):
+                error, limited = str(exc), exc.rate_limited  # what the lambda reads, not the except's name
+                if await self._record(job, lambda: self.store.retry(job, self.owner, delay, error, limited)):
                     self.metrics.jobs.labels(job.kind, "retried").inc()
                     log.info("retrying", extra={**extra, "error": str(exc)})
                 else:
@@ -140,9 +140,9 @@ class Worker:
             if database_fault(exc):  # the database, not the job: it runs again, its time excused
                 log.warning("the database failed during the job; it runs again", extra={**extra,
                                                                                        "error": fault_text(exc)})
+                why = f"database: {fault_text(exc)}"
                 if await self._record(job, lambda: self.store.retry(
-                        job, self.owner, DATABASE_RETRY_SECONDS, f"database: {fault_text(exc)}",
-                        excused=time.monotonic() - started)):
+                        job, self.owner, DATABASE_RETRY_SECONDS, why, excused=time.monotonic() - started)):
                     self.metrics.jobs.labels(job.kind, "retried").inc()
                     log.info("re-queued after the database fault", extra=extra)
                 else:

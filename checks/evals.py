@@ -57,7 +57,6 @@ from __future__ import annotations
 import json
 import math
 import posixpath
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 

@@ -91,7 +91,7 @@ from .result import CheckResult, Finding, Severity, Status
 from .runs import head_points
 from .signoff import links
 from . import engines
-from .spec_settings import Simulation
+from .spec_settings import Simulation, SpecConfig
 from .specdecode import SpecUnit, entry_is_agentic, point_is_spec
 from .specmodel import SpecRead, model
 from .yamlload import YamlProblem, load

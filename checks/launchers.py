@@ -34,7 +34,6 @@ from dataclasses import dataclass
 
 from .context import Context
 from .bash import Script
-from .yamlload import YamlProblem
 
 IMAGE_VARIABLE = "IMAGE"  # the variable the workflows give a launcher the entry's image in
 

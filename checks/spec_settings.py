@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from . import engines
 from .bash import UNKNOWN, Launch, Script, Token
 from .engines import normalise_method
-from .yamlload import LineDict, LineList
+from .yamlload import LineDict
 
 # --------------------------------------------------------------------------
 # Eval-only lines, as the interpreter runs the script

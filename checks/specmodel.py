@@ -20,7 +20,6 @@ file:line evidence of each value.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass, replace
 

@@ -359,7 +359,7 @@ def _scalar(node: yaml.ScalarNode, line: int) -> Any:
                                 f"{MAX_NUMBER}); not read")
     try:
         value = constructor(_CONSTRUCTOR, node)
-    except Exception as exc:  # noqa: BLE001 - PyYAML's constructors fail in many ways on text they do not
+    except Exception:  # noqa: BLE001 - PyYAML's constructors fail in many ways on text they do not
         # expect (`!!timestamp x`: AttributeError on a failed match): each is a scalar its tag does not fit
         raise YamlProblem(line, f"bad scalar for {tag.rsplit(':', 1)[1]}: {node.value[:40]!r}") from None
     if hasattr(value, "__next__"):  # set/omap constructors are generators

@@ -65,7 +65,7 @@ def test_only_a_maintainer_who_neither_wrote_nor_signed_it_can_accept_and_a_push
             c = stack.comment(login, PR, "/signoff-accept 8 I checked the override by hand")
             stack.wait(lambda c=c: stack.reactions(c["id"]) == ["-1"], 60, f"{login}'s refusal")
             refusals += 1
-            stack.wait(lambda: sum("refused" in x["body"] for x in stack.issue_comments(PR)) == refusals, 30,
+            stack.wait(lambda n=refusals: sum("refused" in x["body"] for x in stack.issue_comments(PR)) == n, 30,
                        "a refusal reply")
             assert any(why in x["body"] and login in x["body"] for x in stack.issue_comments(PR))
         by_signer = stack.comment("nv-owner", PR, "/signoff-accept 8 I signed off, so it is fine")

@@ -252,7 +252,7 @@ def test_workflow_change_blocks_when_the_repository_says_so():
     files = (changed(WORKFLOW, "a\n", "b\n"), changed(".github/workflows/other.yml", None, "b\n"))
     result = sweep.check(ctx(files=files, check_runs=green_sweep(), policy=policy))
     assert result.status is Status.FAIL
-    assert result.reason.startswith(f"this PR changes .github/workflows/other.yml (+1 more): its sweep ran the PR's "
+    assert result.reason.startswith("this PR changes .github/workflows/other.yml (+1 more): its sweep ran the PR's "
                                     "own workflows")
     assert sweep.check(ctx(check_runs=green_sweep(), policy=policy)).status is Status.PASS
 

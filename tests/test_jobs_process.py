@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import pickle
 import signal
-import time
 from pathlib import Path
 
 import httpx
@@ -16,7 +15,7 @@ import pytest
 from app import jobs_process
 from app.background import Background
 from app.jobs import Clients
-from app.jobs_process import Forwarded, JobsProcess, apply
+from app.jobs_process import Forwarded, apply
 from app.observability import Metrics
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import ConfigError, Settings

@@ -5,7 +5,6 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks import lint
 from checks.changelog import expand_keys
 from checks.lint import changelog_append_only, changelog_pr_link, changelog_unknown_key
 from checks.masterconfig import MasterConfig

@@ -10,7 +10,7 @@ import pytest
 from checks.engine import evaluate
 from checks.lint import car_v2, master_recipe_parity
 from checks.registry import CHECKS, LINT, RULES
-from checks.result import Finding, Severity, Status, Verdict
+from checks.result import Finding, Severity, Status
 from checks.rule import Rule
 from tests.builders import HEAD
 from tests.test_lint_recipes import CAR_ABSENT, RECIPE_PATH, lint_ctx, master_yaml, recipe_yaml
@@ -78,7 +78,7 @@ def lint_findings_of(c, rules: tuple[Rule, ...]) -> list[Finding]:
 def test_the_lint_row_and_the_lint_check_run_make_one_decision(blocking, where):
     """An error on a file the PR changes FAILs the row; the check run concludes from that row (failure where
     lint blocks, neutral where it is advice); an error on an unchanged file or a warning changes neither."""
-    from checks.policy import CONFIG_PATH, Policy
+    from checks.policy import CONFIG_PATH
     from tests.builders import ctx as make_ctx
 
     path = {"changed": RECIPE_PATH, "unchanged": "other.yaml"}.get(where, RECIPE_PATH)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from checks import lint
 from checks.lint import spec_decode_chat_template as rule
 from tests.builders import changed, ctx
 from tests.test_lint_recipes import (

@@ -231,7 +231,6 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from checks import architecture, chat_template, engine_patches, golden_al  # noqa: E402
-from checks.result import CheckResult  # noqa: E402
 
 CHECKS = (architecture, chat_template, engine_patches, golden_al)
 _ALPHABET = st.sampled_from(list("abcEAGLE_$\"'{}[]()=:;#\\<>-/. \n\t0123456789")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.edits import UNKNOWN, LastEdit, _last_edit
+from app.edits import LastEdit, _last_edit
 from app.fake_github import FakeGitHub
 from app.gather import Gatherer
 from app.github import GitHubError, installation_client

@@ -18,7 +18,7 @@ from tree_sitter import Node
 
 from .syntax import Builder, heredoc_operator
 from .tree import MAX_SCRIPT, Source, find, parse, query
-from .words import Part, WordReader, begins, delimiter, is_arithmetic
+from .words import Part, WordReader, begins, is_arithmetic
 
 _NODES = query("""
 (comment) @comment

@@ -17,7 +17,6 @@ effective values depend on the override a master point selects.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
