@@ -131,10 +131,17 @@ def fresh_python(tmp: Path) -> Path:
 
 
 def action_checkout(tmp: Path) -> Path:
-    """The action as a runner downloads it for `uses:`: this repository's files at its ref (its build
-    writes there, not into this checkout)."""
-    return Path(shutil.copytree(ROOT, tmp / "action", ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "*.egg-info", "__pycache__", ".pytest_cache")))
+    """The action as a runner downloads it for `uses:`: the files this repository tracks, as they are here,
+    and nothing a local run left beside them (a venv, caches, the Docker engine's data that .ci/run keeps
+    in .ci/work: copying the whole tree copied that, gigabytes); its build writes there, not here."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    target = tmp / "action"
+    for name in filter(None, listed.decode().split("\0")):
+        source = ROOT / name
+        if source.is_file():  # a tracked file deleted here is not part of the checkout
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
 
 
 def run_action(tmp: Path, python_bin: Path, fake: FakeGitHub, event: dict, temp: Path,
