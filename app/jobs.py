@@ -307,15 +307,14 @@ class JobRunner:
     async def _accept(self, job: Job, gh: GitHub, pull, comment: Comment) -> None:
         """`/signoff-accept`: acknowledged (a reaction, or a reply saying why it cannot count) and verified
         again; whether it counts, and for which row, the verification decides (`checks.acceptance`)."""
-        author = (pull.user.login if pull.user else "").lower()
-        if comment.author.lower() == author:
-            await self._acknowledge(gh, job, comment.id, False, f"`{acceptance.COMMAND}` refused: @{comment.author} "
-                                    "is the PR's author; a maintainer who did not write or sign off on it must accept.")
-            return
-        permission = await self._permission(gh, job.repo, comment.author)
-        if permission not in command_rules.WRITE_PERMISSIONS:
-            await self._acknowledge(gh, job, comment.id, False, f"`{acceptance.COMMAND}` refused: @{comment.author} "
-                                    f"needs write permission on the repository (has {permission}).")
+        author = pull.user.login if pull.user else ""
+        refused = acceptance.refusal(comment.author, author, "", "write")  # the author first: no permission asked
+        if not refused:
+            refused = acceptance.refusal(comment.author, author, "", await self._permission(gh, job.repo,
+                                                                                           comment.author))
+        if refused:
+            await self._acknowledge(gh, job, comment.id, False,
+                                    f"`{acceptance.COMMAND}` refused: @{comment.author}: {refused}.")
             return
         await call("reaction", gh.rest.reactions.async_create_for_issue_comment, *job.repo.split("/", 1), comment.id,
                    data={"content": "eyes"})

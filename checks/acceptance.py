@@ -92,16 +92,24 @@ def commands(ctx: Context) -> tuple[Acceptance, ...]:
 
 
 def _problem(ctx: Context, comment: Comment, reason: str, pr_author: str, signer: str) -> str:
-    who = comment.author.lower()
-    if who == pr_author:
-        return "the PR's author cannot accept for their own PR"
-    if who == signer:
-        return "the signer cannot accept what their sign-off is checked for"
     if len(reason.split()) < MIN_REASON_WORDS:
         return f"no reason given (`{COMMAND} <check> <reason>`)"
+    if comment.author.lower() in (pr_author, signer):
+        return refusal(comment.author, pr_author, signer, "")
     permission = ctx.need.permission(comment.author)
     if not isinstance(permission, str):
         return "their repository permission is not known yet"
+    return refusal(comment.author, pr_author, signer, permission)
+
+
+def refusal(login: str, pr_author: str, signer: str, permission: str) -> str:
+    """Why `login` may not accept (the app says it when it acknowledges the command); "" when they may.
+    `signer` is "" where the sign-off is not known yet (the verification still refuses the signer)."""
+    who = login.lower()
+    if who == pr_author.lower():
+        return "the PR's author cannot accept for their own PR"
+    if signer and who == signer.lower():
+        return "the signer cannot accept what their sign-off is checked for"
     if permission not in WRITE_PERMISSIONS:
         return f"needs write permission on the repository (has {permission or 'none'})"
     return ""
@@ -119,7 +127,8 @@ def apply(verdict: Verdict, standing: Iterable[Acceptance]) -> Verdict:
         a = newest.get(row.number)
         if a is None or row.status is not Status.UNDECIDED:
             return row
-        reason = f"accepted by @{a.by}: {a.reason} ({a.comment.url or 'comment ' + str(a.comment.id)}; was: {row.reason})"
+        where = a.comment.url or f"comment {a.comment.id}"
+        reason = f"accepted by @{a.by}: {a.reason} ({where}; was: {row.reason})"
         return replace(row, status=Status.PASS, reason=reason, accepted_by=a.by)
 
     if not any(r.status is Status.UNDECIDED and r.number in newest for r in verdict.rows):
