@@ -20,10 +20,36 @@ SHARED_HISTORY = SHARED / "fixtures" / "history"
 OWN_WORLDS = Path(__file__).resolve().parent / "worlds"
 
 
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--slow", action="store_true", help="also run the tests marked slow (CI always does)")
+
+
+def pytest_configure(config) -> None:
+    """A plain `pytest -q` on a workstation leaves out the tests marked slow (end-to-end runs of servers,
+    processes, Docker and the metamorphic suite: a third of the tests, most of the wall time) so a rule's
+    change gets feedback in minutes. CI (CI=true), `--slow`, an explicit `-m`, or naming test files or
+    ids runs them too. Decided once, in the controlling process: pytest-xdist hands the option to its
+    workers."""
+    if config.option.markexpr or config.getoption("--slow") or in_ci():
+        return
+    if config.args_source is pytest.Config.ArgsSource.TESTPATHS:
+        config.option.markexpr = "not slow"
+        config._signoff_slow_left_out = True
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if getattr(config, "_signoff_slow_left_out", False):
+        terminalreporter.write_line("tests marked slow were left out: `pytest -q --slow` (or CI=true) runs every test")
+
+
 def pytest_sessionstart(session) -> None:
     """In CI the real data in ../shared is always there: a missing folder fails the run instead of skipping
     every acceptance suite."""
-    if os.environ.get("CI", "").lower() == "true" and not SHARED.is_dir():
+    if in_ci() and not SHARED.is_dir():
         pytest.exit(f"CI=true but {SHARED} is missing: the acceptance suites on real data cannot run", returncode=3)
 
 
@@ -81,7 +107,7 @@ def present(path: Path | None, folder: Path) -> Path:
     """`path`, or, when ../shared is absent, a skip; in CI (CI=true), where it always exists, a failure."""
     if path is None:
         why = f"{folder} not present"
-        if os.environ.get("CI", "").lower() == "true":
+        if in_ci():
             pytest.fail(why)
         pytest.skip(why)
     return path
@@ -97,7 +123,7 @@ def postgres():
 
     reason = unavailable()
     if reason:
-        if os.environ.get("CI", "").lower() == "true":
+        if in_ci():
             pytest.fail(f"the PostgreSQL tests must run in CI, but {reason}")
         pytest.skip(f"PostgreSQL store tests skipped: {reason}")
     server = PostgresServer().start()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_ruff_finds_nothing():
-    ruff = shutil.which("ruff")
+    # the environment's own ruff first: a venv's bin/ need not be on PATH (`.venv/bin/pytest`)
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
     if ruff is None:
         why = "ruff is not installed (pip install -e '.[test]' installs it)"
         pytest.fail(why) if os.environ.get("CI") else pytest.skip(why)
