@@ -37,8 +37,17 @@ def pytest_configure(config) -> None:
     if config.option.markexpr or config.getoption("--slow") or in_ci():
         return
     if config.args_source is pytest.Config.ArgsSource.TESTPATHS:
-        config.option.markexpr = "not slow"
+        config.option.markexpr = LEAVE_OUT_SLOW
         config._signoff_slow_left_out = True
+
+
+LEAVE_OUT_SLOW = "not slow"
+
+
+def runs_slow(config) -> bool:
+    """Whether this run keeps the tests marked slow: a slow module whose parameters cost a lot to work out
+    (the metamorphic suite judges every config's base) asks before working them out."""
+    return config.option.markexpr != LEAVE_OUT_SLOW
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED_HISTORY
+from tests.conftest import SHARED_HISTORY, runs_slow
 from tests.metamorphic.history import Config, History, clone, rows_of
 from tests.metamorphic.rewrites import KINDS, ONE_WAY, RATE_KNOB, Skip, Target, Variant, written
 
@@ -214,7 +214,13 @@ def verdict_problem(p: Planned, rows: tuple[tuple[str, str, str], ...]) -> str |
     return None
 
 
-@pytest.mark.parametrize("p", params())
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """The variants are worked out (every base judged: half a minute) only when the slow tests run."""
+    if metafunc.function is test_rewrite:
+        planned = params() if runs_slow(metafunc.config) else [pytest.param(None, marks=pytest.mark.slow, id="left-out")]
+        metafunc.parametrize("p", planned)
+
+
 def test_rewrite(p: Planned | None) -> None:
     assert p is not None, "CI=true needs ../shared/fixtures/history"
     assert p.variant is not None
