@@ -308,13 +308,23 @@ def _launchers(ctx: Context, cache: HeadReader, runner: str) -> tuple[str, ...]:
             doc = ctx.yaml(text)
         except YamlProblem:
             continue
-        labels = doc.get("labels") if isinstance(doc, dict) else None
-        listed = labels.get(runner) if isinstance(labels, dict) else None
+        labels = _runner_labels(doc)
+        listed = labels.get(runner) if labels is not None else None
         if isinstance(listed, list):
             machines = [str(m) for m in listed if isinstance(m, (str, int))]
         break
     names = [m.split("_", 1)[0] for m in machines] or [runner.split(":", 1)[-1]]
     return tuple(dict.fromkeys(ctx.policy.launcher.format(machine=n) for n in names if n))
+
+
+def _runner_labels(doc: object) -> dict | None:
+    """The label -> machines map of a runners file, in either of the shapes InferenceX has used: today's
+    `labels: {b200: [b200-nb_0, ...]}`, and the labels at the top (`b200: [b200-nb_0, ...]`) of
+    `.github/configs/runners.yaml` before it moved to `configs/`."""
+    if not isinstance(doc, dict):
+        return None
+    labels = doc.get("labels")
+    return labels if isinstance(labels, dict) else doc
 
 
 def _named_scripts(entry: dict, point: Point) -> tuple[str, ...]:

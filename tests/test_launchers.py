@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from checks import launchers, runs
 from tests.builders import HEAD, ctx
 from tests.test_lint_master_recipe_parity import LAUNCHER, LAUNCHER_SH, L_CONTAINERS
@@ -20,8 +22,19 @@ def with_files(**files: str | None):
     return ctx(extra_files={HEAD: dict(files)})
 
 
-def test_a_label_runs_the_launcher_of_each_runner_name_up_to_its_first_underscore():
-    c = with_files(**{"configs/runners.yaml": RUNNERS})
+# The same runners file in the shape of `.github/configs/runners.yaml` before it moved: the labels at the top.
+RUNNERS_AT_TOP = """h200:
+- 'h200-cw_00'
+- 'h200-dgxc-slurm_0'
+- 'h200-dgxc-slurm_1'
+cluster:h200-dgxc:
+- 'h200-dgxc-slurm_0'
+"""
+
+
+@pytest.mark.parametrize("runners", [RUNNERS, RUNNERS_AT_TOP], ids=["labels", "labels-at-top"])
+def test_a_label_runs_the_launcher_of_each_runner_name_up_to_its_first_underscore(runners):
+    c = with_files(**{"configs/runners.yaml": runners})
     assert runs.launchers(c, "h200") == ("runners/launch_h200-cw.sh", "runners/launch_h200-dgxc-slurm.sh")
     assert runs.launchers(c, "cluster:h200-dgxc") == ("runners/launch_h200-dgxc-slurm.sh",)
     assert runs.launchers(c, "b200") == ("runners/launch_b200.sh",)  # not listed: the one named after it
