@@ -20,9 +20,11 @@ Deterministic rule per config:
 - srt-slurm recipe, read as srt-slurm reads it (a `base:` file is each
   variant the master points select, `override_*` / `zip_override_*[i]`
   merged onto the base; every variant when the PR changes the file):
-  - a built-in benchmark type (`sa-bench`, ...): the `benchmark:` block sets
-    `use_chat_template: true` explicitly (srt-slurm's default may change
-    between versions, so it is not relied on);
+  - a built-in benchmark type (`sa-bench`, ...): the `benchmark:` block does
+    not turn `use_chat_template` off. A block without the key runs with
+    srt-slurm's default, which is true (`checks.srtslurm.uses_chat_template`);
+    `false` (or `no`, `0`: srt-slurm's booleans) fails; a value srt-slurm does
+    not read as a boolean cannot be decided;
   - `type: custom`: `use_chat_template` means nothing there; the `command`
     is judged as a script, with the variables of the block's `env:`
     (`bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh` is the
@@ -61,6 +63,8 @@ the variables do not decide sets, a script reaching no recognisable client.
 N/A when the PR adds or changes no speculative-decoding config.
 
     passes:  benchmark: {type: sa-bench, use_chat_template: true}   (an -mtp recipe)
+    passes:  benchmark: {type: sa-bench}   (srt-slurm's default: the chat template)
+    fails:   benchmark: {type: sa-bench, use_chat_template: false}
     passes:  benchmark: {type: custom, command: bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh}
              (agentic_srt.sh -> build_replay_cmd -> /v1/chat/completions)
     fails:   run_benchmark_serving --backend vllm ... (no --use-chat-template)  in dsv4_fp4_b200_mtp.sh
@@ -77,7 +81,7 @@ from .result import CheckResult, Finding, Severity, Status
 from .bash import UNKNOWN, Call
 from .specdecode import CLIENT_FUNCTIONS, SpecUnit
 from .specmodel import commands, function_body, model, programs, throughput_commands
-from .srtslurm import variants
+from .srtslurm import uses_chat_template, variants
 from .tracing import Reached
 
 NUMBER = 9
@@ -127,16 +131,18 @@ def _recipe_problems(ctx: Context, unit: SpecUnit) -> tuple[list[Finding], list[
                     problems, used = _chain_problems(ctx, unit, unit.chain)
                     out += problems
                     how += used
-            elif bench.get("use_chat_template") is not True:
-                line = bench.line_of("use_chat_template") if "use_chat_template" in bench else (
-                    config.line_of("benchmark") if hasattr(config, "line_of") else 1)
+            elif (chat := uses_chat_template(bench)) is not True:
+                line = bench.line_of("use_chat_template") if hasattr(bench, "line_of") else 1
                 out.append(Finding(unit.path, line, RULE, Severity.ERROR,
                                    f"spec-decode recipe{label} benchmarks raw completions: set "
-                                   "`use_chat_template: true` in its `benchmark:` block"))
+                                   "`use_chat_template: true` in its `benchmark:` block" if chat is False else
+                                   f"cannot decide: spec-decode recipe{label} sets use_chat_template to "
+                                   f"{bench['use_chat_template']!r}, which srt-slurm does not read as true or false"))
             else:
-                how.append("use_chat_template: true")
+                how.append("use_chat_template: true")  # written, or srt-slurm's default
     for nested in _nested_benchmarks(doc):
-        if "use_chat_template" in nested and nested["use_chat_template"] is not True and hasattr(nested, "line_of"):
+        if ("use_chat_template" in nested and uses_chat_template(nested) is False
+                and hasattr(nested, "line_of")):
             finding = Finding(unit.path, nested.line_of("use_chat_template"), RULE, Severity.ERROR,
                               "an override `benchmark:` block turns use_chat_template off; keep it true")
             if finding not in out and not any(f.line == finding.line for f in out):

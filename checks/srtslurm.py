@@ -12,6 +12,13 @@ variant (the base alone included).
 
 The merged configs are LineDicts whose keys keep the line they were written on
 (in the base or in the override), so findings point at the file's lines.
+
+A built-in benchmark (`sa-bench`, ...) passes `--use-chat-template` to its
+client unless the recipe turns it off: srt-slurm's `BenchmarkConfig` declares
+`use_chat_template: bool = True` ("Pass --use-chat-template to benchmark
+(default: true)", `srtctl/core/schema.py`, in the releases and branches
+InferenceX's launchers check out). A recipe that omits the key benchmarks
+through the chat template; `uses_chat_template` reads it so.
 """
 
 from __future__ import annotations
@@ -23,6 +30,28 @@ from .yamlload import LineDict, LineList
 
 _SELECTOR = re.compile(r"^(\w+)(?:\[(\d+)\])?$")
 MAX_VARIANTS = 64
+USE_CHAT_TEMPLATE_DEFAULT = True  # srt-slurm's BenchmarkConfig.use_chat_template when a recipe omits it
+# What marshmallow's Boolean field (srt-slurm's schema) reads as true and false.
+_TRUE = frozenset({"true", "t", "1", "yes", "y", "on"})
+_FALSE = frozenset({"false", "f", "0", "no", "n", "off"})
+
+
+def uses_chat_template(benchmark: Any) -> bool | None:
+    """Whether a built-in benchmark block runs its client with the chat template, as srt-slurm reads the
+    block: its `use_chat_template`, srt-slurm's default (true) when the key is absent; None when the value
+    is not one srt-slurm reads as a boolean (a templated string, a list), which srt-slurm rejects."""
+    if not isinstance(benchmark, dict) or "use_chat_template" not in benchmark:
+        return USE_CHAT_TEMPLATE_DEFAULT
+    value = benchmark["use_chat_template"]
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, str)):
+        word = str(value).strip().lower()
+        if word in _TRUE:
+            return True
+        if word in _FALSE:
+            return False
+    return None
 
 
 def is_layered(doc: Any) -> bool:

@@ -50,12 +50,29 @@ def test_recipe_with_chat_template_passes():
     assert r.status is Status.PASS and "use_chat_template: true" in r.reason
 
 
-def test_recipe_without_chat_template_fails_at_its_benchmark_block():
+def test_recipe_without_the_key_runs_srt_slurms_default_the_chat_template():
     r = run(files=[changed(RECIPE, None, RECIPE_HEAD)])
+    assert r.status is Status.PASS and "use_chat_template: true" in r.reason
+
+
+@pytest.mark.parametrize("spelled", ["false", "False", "no", "off", "0"])
+def test_recipe_turning_the_chat_template_off_fails_at_that_line_in_any_spelling_srt_slurm_reads(spelled):
+    r = run(files=[changed(RECIPE, None, RECIPE_HEAD + f"  use_chat_template: {spelled}\n")])
     assert r.status is Status.FAIL
     (f,) = r.findings
-    assert (f.path, f.line, f.rule) == (RECIPE, 8, "spec-decode-no-chat-template")
-    assert r.reason.startswith(f"{RECIPE}:8 ")
+    assert (f.path, f.line, f.rule) == (RECIPE, 11, "spec-decode-no-chat-template")
+
+
+@pytest.mark.parametrize("spelled", ["true", "yes", "on", "1", "'true'"])
+def test_recipe_turning_the_chat_template_on_passes_in_any_spelling_srt_slurm_reads(spelled):
+    assert run(files=[changed(RECIPE, None, RECIPE_HEAD + f"  use_chat_template: {spelled}\n")]).status is Status.PASS
+
+
+def test_a_use_chat_template_srt_slurm_cannot_read_as_a_boolean_is_undecided():
+    r = run(files=[changed(RECIPE, None, RECIPE_HEAD + '  use_chat_template: "${CHAT}"\n')])
+    assert r.status is Status.UNDECIDED
+    (f,) = r.findings
+    assert (f.path, f.line, f.undecided) == (RECIPE, 11, True)
 
 
 def test_recipe_with_chat_template_false_fails_at_that_line():
@@ -150,7 +167,7 @@ def test_master_only_change_checks_the_recipe_it_runs():
     assert needs(chat_template, c).files == ((HEAD, RECIPE),)
     missing = chat_template.check(c)
     assert missing.status is Status.UNDECIDED and RECIPE in missing.reason and missing.findings[0].path == MASTER
-    fetched = run(**kw, extra_files={HEAD: {RECIPE: RECIPE_HEAD}})
+    fetched = run(**kw, extra_files={HEAD: {RECIPE: RECIPE_HEAD + "  use_chat_template: false\n"}})
     assert fetched.status is Status.FAIL and fetched.findings[0].path == RECIPE
     good = run(**kw, extra_files={HEAD: {RECIPE: RECIPE_HEAD + "  use_chat_template: true\n"}})
     assert good.status is Status.PASS

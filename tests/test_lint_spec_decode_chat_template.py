@@ -26,9 +26,9 @@ def test_speculative_recipe_with_chat_template_off_fails_on_the_key():
     assert "decode sets speculative-algorithm" in f.message and "use_chat_template: true" in f.message
 
 
-def test_missing_key_fails_on_the_benchmark_block():
+def test_missing_key_is_srt_slurms_default_the_chat_template():
     text = recipe_yaml().replace("  use_chat_template: true\n", "")
-    assert found(lint_ctx(text)) == [(RECIPE_PATH, L_BENCHMARK)]
+    assert found(lint_ctx(text)) == []
 
 
 def test_abbreviated_sglang_flag_counts():

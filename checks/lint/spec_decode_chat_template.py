@@ -5,8 +5,9 @@ accepted depends on what it is asked: draft heads are trained on
 chat-formatted conversations, and raw random prompts give an acceptance
 rate, and so a throughput, that no real user sees. InferenceX therefore
 benchmarks every speculative-decoding configuration through the model's chat
-template (`benchmark.use_chat_template: true`), and the sign-off checklist
-asks for it (check 9).
+template, and the sign-off checklist asks for it (check 9). srt-slurm's
+built-in benchmarks use it unless `benchmark.use_chat_template` turns it off
+(srt-slurm's default is true: `checks.srtslurm.uses_chat_template`).
 
 A recipe is speculative when its engine arguments set a speculative
 algorithm (the flags `checks.engines.declaring_flags` lists: SGLang
@@ -19,7 +20,7 @@ EVAL_CONFIG_FILE only, that no point runs as its CONFIG_FILE) is no benchmark
 config: it is run for accuracy, and its draft acceptance is not measured.
 
 The finding sits on the recipe's `use_chat_template` (or its `benchmark`
-block when the key is missing) when the PR changes the recipe; when only the
+block when the recipe has none) when the PR changes the recipe; when only the
 master entry changed, on that point's `spec-decoding` line. A custom
 benchmark (`type: custom`, a `command`) is not a built-in benchmark type:
 `use_chat_template` means nothing there, and check 9 judges the script it
@@ -37,8 +38,9 @@ Fails:
 
     sglang_config:
       decode: {speculative-algorithm: EAGLE}
-    benchmark:                 # <- error here
+    benchmark:
       type: sa-bench
+      use_chat_template: false   # <- error here
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from .. import engines
 from ..specdecode import benchmarked
 from ..context import Context
 from ..result import Finding, Severity
+from ..srtslurm import uses_chat_template
 from ..yamlload import LineDict
 from .recipes import PointRef, Recipe, changed_recipes, linked_points, option, recipe
 
@@ -109,5 +112,4 @@ def _chat_template(rec: Recipe) -> bool:
     if isinstance(benchmark, LineDict) and (str(benchmark.get("type") or "").lower() == "custom"
                                             or "command" in benchmark):
         return True
-    value = benchmark.get("use_chat_template") if isinstance(benchmark, LineDict) else None
-    return value is True or str(value).strip().lower() == "true"
+    return isinstance(benchmark, LineDict) and uses_chat_template(benchmark) is True

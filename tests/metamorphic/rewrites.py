@@ -824,6 +824,33 @@ def patch_site(t: Target, violate: bool) -> Variant:
     return Variant(snap, (t.path,), "10" if violate else "")
 
 
+_CHAT_ON = re.compile(r"^([ \t]+)use_chat_template:[ \t]*(?:true|True|yes|on|1)[ \t]*(?:#.*)?\n", re.M)
+_BENCH_TYPE = re.compile(r"^benchmark:[ \t]*\n([ \t]+)type:[ \t]*[\"']?([\w.-]+)[\"']?[ \t]*(?:#.*)?\n", re.M)
+CHAT_OFF = ("false", "no", "off", "0")  # how srt-slurm's booleans spell false; a violation takes one in turn
+
+
+def chat_default(t: Target, violate: bool) -> Variant:
+    """A srt-slurm recipe's built-in benchmark with `use_chat_template: true` written out or left to srt-slurm's
+    default (true): removed where written, written where left out; violate: set to false (spelled `false`,
+    `no`, `off` or `0`, which srt-slurm reads alike). Check 9's row."""
+    if t.is_script:
+        raise Skip("a script's client flags, not a srt-slurm benchmark block")
+    text = t.text
+    m = _BENCH_TYPE.search(text)
+    if m is None or m.group(2).lower() == "custom":
+        raise Skip("no top-level built-in benchmark block")
+    on = [x for x in _CHAT_ON.finditer(text) if x.start() > m.start()]
+    off = CHAT_OFF[len(t.path) % len(CHAT_OFF)]
+    if on:
+        x = on[0]
+        edit = (x.start(), x.end(), f"{x.group(1)}use_chat_template: {off}\n" if violate else "")
+    elif "use_chat_template" in text[m.start():]:
+        raise Skip("use_chat_template is written, but not as true")
+    else:
+        edit = (m.end(), m.end(), f"{m.group(1)}use_chat_template: {off if violate else 'true'}\n")
+    return Variant(with_files(t.snapshot, {t.path: splice(text, [edit])}), (t.path,), "9" if violate else "")
+
+
 KINDS: dict[str, Callable[[Target, bool], Variant]] = {
     "literal": literal,
     "variable": variable,
@@ -843,6 +870,7 @@ KINDS: dict[str, Callable[[Target, bool], Variant]] = {
     "switch-removed": switch_removed,
     "draft-length": draft_length,
     "patch-site": patch_site,
+    "chat-default": chat_default,
 }
 # Kinds that come one way only, and why (the test asserts every other kind both ways).
 ONE_WAY = {"switch-removed": "violate"}
@@ -852,7 +880,7 @@ _WRITTEN: dict[str, Callable[[Site], str]] = {
     "eval-twin": lambda s: other(s.value, "al"),
     "spelling": lambda s: f"{float(s.value) + 1:.2f}",
 }
-_UNNAMED = {"switch-removed", "draft-length", "patch-site", "eval-guard"}
+_UNNAMED = {"switch-removed", "draft-length", "patch-site", "eval-guard", "chat-default"}
 
 
 def written(t: Target, kind: str) -> tuple[str, ...]:
