@@ -26,7 +26,7 @@ def test_docs_rules_md_is_generated_from_the_rules_docstrings():
 def test_every_registered_rule_is_documented_in_the_one_shape():
     for rule in registry.RULES:
         doc = parse(rule)
-        assert [h.removesuffix("s") for h, _ in doc.sections] == list(SECTIONS), rule.id
+        assert len(doc.sections) == len(SECTIONS), rule.id  # parse refuses any other shape
         assert doc.summary in render()
 
 
@@ -82,9 +82,10 @@ def anchors(text: str) -> set[str]:
     return found
 
 
-def test_every_relative_link_of_the_readme_and_docs_lands_on_a_file_and_anchor():
+def broken_links(pages: list[Path], root: Path) -> list[str]:
+    """Every relative link of `pages` (outside code blocks) whose file or heading does not exist."""
     broken = []
-    for page in PAGES:
+    for page in pages:
         text = page.read_text(encoding="utf-8")
         for target in LINK.findall(FENCE.sub("", text)):
             if re.match(r"[a-z]+:", target):
@@ -92,7 +93,19 @@ def test_every_relative_link_of_the_readme_and_docs_lands_on_a_file_and_anchor()
             path, _, anchor = target.partition("#")
             dest = (page.parent / path).resolve() if path else page
             if not dest.exists():
-                broken.append(f"{page.relative_to(ROOT)}: {target} (no such file)")
+                broken.append(f"{page.relative_to(root)}: {target} (no such file)")
             elif anchor and (dest.suffix != ".md" or anchor not in anchors(dest.read_text(encoding="utf-8"))):
-                broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
-    assert broken == []
+                broken.append(f"{page.relative_to(root)}: {target} (no such heading)")
+    return broken
+
+
+def test_every_relative_link_of_the_readme_and_docs_lands_on_a_file_and_anchor():
+    assert broken_links(PAGES, ROOT) == []
+
+
+def test_a_link_to_a_missing_file_or_heading_is_named(tmp_path):
+    (tmp_path / "a.md").write_text("# A page\n\n## Part\n\n## Part\n", encoding="utf-8")
+    page = tmp_path / "b.md"
+    page.write_text("[ok](a.md#part-1) [ok](#b) [gone](c.md) [no heading](a.md#part-2) [web](https://x.y/z)\n\n"
+                    "# B\n\n```\n[in code](d.md)\n```\n", encoding="utf-8")
+    assert broken_links([page], tmp_path) == ["b.md: c.md (no such file)", "b.md: a.md#part-2 (no such heading)"]

@@ -1,5 +1,12 @@
 """spec-decode-chat-template: a speculative-decoding recipe must benchmark with the chat template.
 
+## What it enforces
+
+A speculative-decoding recipe with a built-in benchmark type sets
+`benchmark.use_chat_template: true`.
+
+## Why
+
 How many draft tokens a speculative decoder (MTP, EAGLE, DSpark) gets
 accepted depends on what it is asked: draft heads are trained on
 chat-formatted conversations, and raw random prompts give an acceptance
@@ -7,6 +14,8 @@ rate, and so a throughput, that no real user sees. InferenceX therefore
 benchmarks every speculative-decoding configuration through the model's chat
 template (`benchmark.use_chat_template: true`), and the sign-off checklist
 asks for it (check 9).
+
+## How it decides
 
 A recipe is speculative when its engine arguments set a speculative
 algorithm (the flags `checks.engines.declaring_flags` lists: SGLang
@@ -25,7 +34,7 @@ benchmark (`type: custom`, a `command`) is not a built-in benchmark type:
 `use_chat_template` means nothing there, and check 9 judges the script it
 runs instead.
 
-Passes:
+## Passing example
 
     sglang_config:
       decode: {speculative-algorithm: EAGLE}
@@ -33,7 +42,7 @@ Passes:
       type: sa-bench
       use_chat_template: true
 
-Fails:
+## Failing example
 
     sglang_config:
       decode: {speculative-algorithm: EAGLE}
