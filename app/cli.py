@@ -140,6 +140,31 @@ def _audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _docs(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .rule_docs import COMMAND, RuleDocError, render
+
+    try:
+        text = render()
+    except RuleDocError as exc:
+        print(f"signoff-bot docs: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.output)
+    current = out.read_text(encoding="utf-8") if out.is_file() else None
+    if args.check:
+        if current != text:
+            print(f"signoff-bot docs: {out} is {'stale' if current is not None else 'missing'}: run `{COMMAND}`",
+                  file=sys.stderr)
+            return 1
+        return 0
+    if current != text:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    print(f"{out}: {'written' if current != text else 'up to date'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="signoff-bot", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -184,6 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--db", help="SQLite file or postgresql:// URL (default: $SIGNOFF_BOT_DB or ./signoff-bot.db)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_audit)
+
+    p = sub.add_parser("docs", help="write documentation generated from the code")
+    p.add_argument("what", choices=["rules"], help="rules: docs/rules.md, from the rules' docstrings")
+    p.add_argument("--output", default="docs/rules.md", help="where to write it (default: docs/rules.md)")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 when the file is stale")
+    p.set_defaults(func=_docs)
 
     args = parser.parse_args(argv)
     return args.func(args)

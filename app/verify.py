@@ -11,7 +11,7 @@ this one command: what each sign-off was first verified on comes from the record
 its own check runs (`checks.standing`), which the first verification of a PR starts. With a token, "its
 own" check runs are those of the app the token writes as: a workflow's GITHUB_TOKEN writes as the GitHub
 Actions app (`SIGNOFF_BOT_CHECKS_APP_ID`, default 15368, GitHub.com's), whose check runs every workflow of
-the repository with `checks: write` can also write (README, "Running it as an Action").
+the repository with `checks: write` can also write (docs/action.md).
 
 Exit codes: 0 PASS (or nothing to verify), 1 REJECTED (or a fresh sign-off is needed), 3 NEEDS A
 MAINTAINER, 2 the verification could not run, with one line saying why.

@@ -1,9 +1,10 @@
 """Check 12: an append-only sweep only adds points to an unchanged curve.
 
-What it enforces: when a new perf-changelog.yaml entry sets
-`append-only: true`, the sweep runs only the points the PR adds and keeps
-the published ones. That is sound only if no existing point would come out
-differently, so:
+## What it enforces
+
+When a new perf-changelog.yaml entry sets `append-only: true`, the sweep runs
+only the points the PR adds and keeps the published ones. That is sound only
+if no existing point would come out differently, so:
 
 1. every new changelog entry of the PR is append-only (mixing regular and
    append-only entries is not allowed);
@@ -19,21 +20,29 @@ differently, so:
    variants (e.g. a new TP), but only in scenarios (scenario, isl, osl) the
    base config already has;
 4. nothing else changes: another master-config entry, or any other file
-   (benchmark scripts, runners, utils, workflows, docs). Whether such a
-   change can reach only the appended points cannot be proven from a diff
-   deterministically, so it fails closed naming the file; land it with a
-   regular changelog entry instead.
+   (benchmark scripts, runners, utils, workflows, docs).
 
-Why: append-only results are merged into the published curve without
-rerunning it; a changed recipe or shared script would silently mix two
-different setups on one curve.
+## Why
+
+Append-only results are merged into the published curve without rerunning
+it; a changed recipe or shared script would silently mix two different setups
+on one curve.
+
+## How it decides
+
+The four conditions above, in order. Whether a change to another file (4)
+can reach only the appended points cannot be proven from a diff
+deterministically, so it fails closed naming the file; land it with a
+regular changelog entry instead.
 
 N/A when no new changelog entry (its text present at head, not at base,
 see `checks.changelog.diff`) sets `append-only: true`. Like InferenceX's
 own changelog processing, only entries whose `append-only:` line the PR
 adds are considered; editing a historical entry is recipe lint's concern.
 
-Passing example: the changelog gains
+## Passing example
+
+The changelog gains
 
     - config-keys: [dsv4-fp4-mi355x-vllm-agentic-mtp]
       append-only: true
@@ -41,7 +50,9 @@ Passing example: the changelog gains
 and the entry's `conc-list: [1, 4, 8]` becomes `[1, 4, 8, 16]`; no other file
 changes.
 
-Failing example: the same, but the PR also edits
+## Failing example
+
+The same, but the PR also edits
 `benchmarks/single_node/agentic/dsv4_fp4_mi355x_vllm_mtp.sh` (a shared
 launcher: every existing point would run it too).
 """

@@ -1,12 +1,19 @@
 """Check 8 — no benchmark hacks that change the model architecture.
 
-What it enforces: the server args a PR adds must serve the model's native
-architecture. Making the same computation faster is fair game (kernels,
-parallelism, lower precision that passes evals); removing model FLOPs is not
-(skipping the DSA indexer every N layers, trimming layers, experts or heads,
-editing the checkpoint's config.json).
+## What it enforces
 
-How: every line the PR adds to a benchmark file (`benchmarks/**`: scripts,
+The server args a PR adds must serve the model's native architecture.
+
+## Why
+
+Making the same computation faster is fair game (kernels, parallelism, lower
+precision that passes evals); removing model FLOPs is not (skipping the DSA
+indexer every N layers, trimming layers, experts or heads, editing the
+checkpoint's config.json).
+
+## How it decides
+
+Every line the PR adds to a benchmark file (`benchmarks/**`: scripts,
 srt-slurm recipes), a launcher (`runners/**`) or a master config is scanned,
 comments and embedded unified diffs excluded (a diff rewrites engine source:
 check 10's business). A line fails on the first of:
@@ -51,12 +58,17 @@ reduction of the served text model and is not flagged.
 N/A when the PR changes no benchmark script, recipe, launcher or master
 config (it touches no server args).
 
-    passes:  --kv-cache-dtype fp8 --language-model-only
-    passes:  --hf-overrides '{"max_position_embeddings": 262144}'
-    passes:  a python heredoc writing a draft checkpoint's config.json with
-             `config["pard_token"] = config["mask_token_id"]` (a token-id alias)
-    fails:   --hf-overrides '{"index_topk_freq": 4, "use_index_cache": true}'
-    fails:   a python heredoc writing config.json with `c["num_hidden_layers"] = 30`
+## Passing example
+
+    --kv-cache-dtype fp8 --language-model-only
+    --hf-overrides '{"max_position_embeddings": 262144}'
+    a python heredoc writing a draft checkpoint's config.json with
+    `config["pard_token"] = config["mask_token_id"]` (a token-id alias)
+
+## Failing example
+
+    --hf-overrides '{"index_topk_freq": 4, "use_index_cache": true}'
+    a python heredoc writing config.json with `c["num_hidden_layers"] = 30`
 """
 
 from __future__ import annotations

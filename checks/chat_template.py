@@ -1,9 +1,16 @@
 """Check 9 — speculative-decoding configs benchmark through the chat template.
 
-What it enforces: a speculative-decoding config the PR adds or changes must
-drive the model through its chat template (chat-completions style), so the
-measured acceptance-length distribution matches real traffic; raw random
-completions accept draft tokens at an unrealistic rate.
+## What it enforces
+
+A speculative-decoding config the PR adds or changes must drive the model
+through its chat template (chat-completions style).
+
+## Why
+
+The measured acceptance-length distribution must match real traffic; raw
+random completions accept draft tokens at an unrealistic rate.
+
+## How it decides
 
 Which configs: the model of `checks.specmodel` (what it reads of the scripts: the
 clients a trace reaches, the replay function a library defines, the command
@@ -17,6 +24,7 @@ its speculative flags are dormant unless a config the PR adds or changes
 reaches them. Eval-only recipes (EVAL_CONFIG_FILE) are not benchmark configs.
 
 Deterministic rule per config:
+
 - srt-slurm recipe, read as srt-slurm reads it (a `base:` file is each
   variant the master points select, `override_*` / `zip_override_*[i]`
   merged onto the base; every variant when the PR changes the file):
@@ -62,12 +70,17 @@ the variables do not decide sets, a script reaching no recognisable client.
 
 N/A when the PR adds or changes no speculative-decoding config.
 
-    passes:  benchmark: {type: sa-bench, use_chat_template: true}   (an -mtp recipe)
-    passes:  benchmark: {type: sa-bench}   (srt-slurm's default: the chat template)
-    fails:   benchmark: {type: sa-bench, use_chat_template: false}
-    passes:  benchmark: {type: custom, command: bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh}
-             (agentic_srt.sh -> build_replay_cmd -> /v1/chat/completions)
-    fails:   run_benchmark_serving --backend vllm ... (no --use-chat-template)  in dsv4_fp4_b200_mtp.sh
+## Passing example
+
+    benchmark: {type: sa-bench, use_chat_template: true}   (an -mtp recipe)
+    benchmark: {type: sa-bench}   (srt-slurm's default: the chat template)
+    benchmark: {type: custom, command: bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh}
+    (agentic_srt.sh -> build_replay_cmd -> /v1/chat/completions)
+
+## Failing example
+
+    benchmark: {type: sa-bench, use_chat_template: false}
+    run_benchmark_serving --backend vllm ... (no --use-chat-template)  in dsv4_fp4_b200_mtp.sh
 """
 
 from __future__ import annotations

@@ -1,12 +1,26 @@
 """Check 5 — the sign-off uses the LATEST checklist template.
 
-What it enforces: the sign-off's first item affirms the reviewer used the
-current `docs/PR_REVIEW_CHECKLIST.md`; this check verifies it. The template is
-the checklist under the "Template" heading of that file on the base branch tip
-(`Policy.checklist`): its fenced code block, or the section's text when it has
-none (`signoff.template`). It is parsed exactly as a sign-off is (one Markdown
-reader, `checks.markdown`), so template and sign-off items are read by one
-grammar. No checklist file on the base branch:
+## What it enforces
+
+The sign-off's first item affirms the reviewer used the current
+`docs/PR_REVIEW_CHECKLIST.md`; this check verifies it: every item of the
+current template is in the sign-off, checked or explained. Wording may drift,
+items may not go missing.
+
+## Why
+
+A sign-off copied from an older template silently drops the items added
+since (a stale copy lacking "Verified that speculative decoding PRs uses chat
+templates ..." never affirmed it): the reviewer must have gone through the
+checklist as it stands on the base branch.
+
+## How it decides
+
+The template is the checklist under the "Template" heading of that file on
+the base branch tip (`Policy.checklist`): its fenced code block, or the
+section's text when it has none (`signoff.template`). It is parsed exactly as
+a sign-off is (one Markdown reader, `checks.markdown`), so template and
+sign-off items are read by one grammar. No checklist file on the base branch:
 there is no template to hold the sign-off to (N/A, says so). A file without a
 "Template" heading or without items under it is UNDECIDED ("cannot decide").
 
@@ -47,11 +61,16 @@ publication: not applicable" covers the recipe item and its "I linked the
 upstream PR" sub-item. Extra sign-off items the template no longer has are
 ignored.
 
-Passing:  every current item present and `[x]`, or `[ ]` with
-          "The golden-AL item is not applicable: ..." (or, for the evals
-          item, "- Evals: not applicable, docs-only PR") in the detail section.
-Failing:  a sign-off copied from an older template that lacks "Verified that
-          speculative decoding PRs uses chat templates ..." (stale copy).
+## Passing example
+
+Every current item present and `[x]`, or `[ ]` with
+"The golden-AL item is not applicable: ..." (or, for the evals
+item, "- Evals: not applicable, docs-only PR") in the detail section.
+
+## Failing example
+
+A sign-off copied from an older template that lacks "Verified that
+speculative decoding PRs uses chat templates ..." (stale copy).
 """
 
 from __future__ import annotations

@@ -1,11 +1,20 @@
 """Check 0 — the sign-off author is a CODEOWNER of the changed files.
 
-What it enforces: the CODEOWNERS file of the base branch tip (the first of
-`Policy.codeowners_paths` present; the PR's own edits to CODEOWNERS never
-count) decides, per changed path (both paths of a rename), which rule owns it:
-the LAST matching line, owners never accumulating (`checks.codeowners`).
+## What it enforces
 
-Deterministic rule:
+The sign-off's author owns what the PR changes, by the CODEOWNERS file of the
+base branch tip (the first of `Policy.codeowners_paths` present; the PR's own
+edits to CODEOWNERS never count). Per changed path (both paths of a rename),
+the LAST matching line owns it, owners never accumulating (`checks.codeowners`).
+
+## Why
+
+A sign-off vouches for the change on the owners' behalf: CODEOWNERS names who
+may do that for each file. An owner of other files (an AMD owner signing an
+NVIDIA-only change) carries no such authority, and a PR that edits CODEOWNERS
+could otherwise name its own signer.
+
+## How it decides
 
 - Specific rule (a pattern that does not match every path, with owners): the
   signer must be listed directly (case-insensitive), or be a member of a
@@ -28,10 +37,15 @@ Deterministic rule:
   CODEOWNERS, a file or commit list GitHub truncated, or a CODEOWNERS too
   complex to match against the changed paths within `codeowners.MAX_STEPS`.
 
-Passing:  `configs/nvidia-master.yaml @ankur-singh @InferenceX/core` signed by
-          Ankur-singh, other paths under `* @InferenceX/core`.
-Failing:  the same change signed by chunfangamd, named only on
-          `configs/amd-master.yaml` (an AMD owner signing an NVIDIA-only change).
+## Passing example
+
+`configs/nvidia-master.yaml @ankur-singh @InferenceX/core` signed by
+Ankur-singh, other paths under `* @InferenceX/core`.
+
+## Failing example
+
+The same change signed by chunfangamd, named only on
+`configs/amd-master.yaml` (an AMD owner signing an NVIDIA-only change).
 """
 
 from __future__ import annotations

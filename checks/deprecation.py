@@ -1,10 +1,18 @@
 """Check 7: no submissions for deprecated models, scenarios or recipe variants.
 
-What it enforces: every master-config entry the PR adds or changes runs only
-model/scenario combinations that MODELS.md on the base branch lists as
-active on the review date (`review_date`). MODELS.md is the source of
-truth for what InferenceX still benchmarks; cluster time spent on retired
-models is wasted and their results are no longer published.
+## What it enforces
+
+Every master-config entry the PR adds or changes runs only model/scenario
+combinations that MODELS.md on the base branch lists as active on the review
+date (`review_date`).
+
+## Why
+
+MODELS.md is the source of truth for what InferenceX still benchmarks;
+cluster time spent on retired models is wasted and their results are no
+longer published.
+
+## How it decides
 
 The deterministic rules chosen where the spec asks for judgement:
 
@@ -31,10 +39,14 @@ The deterministic rules chosen where the spec asks for judgement:
   rule has nothing to enforce). N/A when the PR adds or changes no
   master-config entry. An unreadable review date: UNDECIDED.
 
-Passing example (PR #2213, reviewed 2026-07-27): kimik2.5-fp4-mi355x-vllm,
+## Passing example
+
+PR #2213, reviewed 2026-07-27: kimik2.5-fp4-mi355x-vllm,
 fixed-seq-len 8192/1024; MODELS.md lists kimik2.5 Single-turn 8k1k as active.
 
-Failing example (the same entry reviewed 2026-08-12): MODELS.md line 41,
+## Failing example
+
+The same entry reviewed 2026-08-12: MODELS.md line 41,
 "Thursday, August 6, 2026 is the last day for the Single-turn 8k1k scenario
 on Kimi-K2.5/2.6/2.7-Code (`kimik2.5`)" -> FAIL on the entry's 8k1k point.
 """

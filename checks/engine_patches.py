@@ -1,8 +1,16 @@
 """Check 10 — no engine patches without a waiver.
 
-What it enforces: the pinned upstream image must run as shipped, so the
-community can reproduce the number from the released image. Patching the
-serving stack at build or run time is allowed only under a filled-out waiver.
+## What it enforces
+
+Patching the serving stack at build or run time is allowed only under a
+filled-out waiver.
+
+## Why
+
+The pinned upstream image must run as shipped, so the community can
+reproduce the number from the released image.
+
+## How it decides
 
 Where it looks: the files the PR changes under `benchmarks/**` and
 `runners/**` (bash scripts, job files: `.slurm`, `.sbatch`, extensionless
@@ -35,6 +43,7 @@ in the repository (or a hook whose content cannot be seen) is a patch site
 other, since the evidence that the engine is patched is there.
 
 Waiver rule (deterministic, `checks.waivers`):
+
 - patching this PR introduces needs `docs/waiver/<PR_NUMBER>.md` added or
   changed by this PR; pre-existing patching needs a waiver already on the base
   branch (`docs/waiver/*.md` in the policy files) that names the patched file
@@ -49,12 +58,17 @@ Waiver rule (deterministic, `checks.waivers`):
 N/A when the PR touches no benchmark script, launcher, workflow, Dockerfile,
 patch file or master config.
 
-    passes:  sed -i "s/^name: .*/name: $RUN_NAME/" "$RECIPE"         (the recipe's own name)
-    passes:  git apply - (in a `git clone`d srt-slurm checkout)           (the harness, not the engine)
-    passes:  python3 "$(_eval_patches_dir)/patch_swebench_agent.py"     (writes mini-swe-agent's files)
-    passes:  bash apply_k3_container_patches.sh  + docs/waiver/2508.md (filled out, linked)
-    fails:   sed -i 's/x/y/' /usr/lib/python3/dist-packages/vllm/envs.py  (no waiver)
-    fails:   -v ${PATCH}:/sgl-workspace/sglang/python/sglang/srt/x.py    (a bind mount over engine source)
+## Passing example
+
+    sed -i "s/^name: .*/name: $RUN_NAME/" "$RECIPE"         (the recipe's own name)
+    git apply - (in a `git clone`d srt-slurm checkout)           (the harness, not the engine)
+    python3 "$(_eval_patches_dir)/patch_swebench_agent.py"     (writes mini-swe-agent's files)
+    bash apply_k3_container_patches.sh  + docs/waiver/2508.md (filled out, linked)
+
+## Failing example
+
+    sed -i 's/x/y/' /usr/lib/python3/dist-packages/vllm/envs.py  (no waiver)
+    -v ${PATCH}:/sgl-workspace/sglang/python/sglang/srt/x.py    (a bind mount over engine source)
 """
 
 from __future__ import annotations

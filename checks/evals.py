@@ -1,14 +1,19 @@
 """Check 2 — the evals of the audited sweep run are real, meet the bar, and ran on this PR's image.
 
-What it enforces: the aggregated eval results of one workflow run hold a row
-for every master-config entry the PR adds or changes, every such row scores
-at or above its accuracy bar, and the run used the image the PR's config pins.
+## What it enforces
 
-Why: a green `eval /` job only says the job exited 0. The merge standard asks
+The aggregated eval results of one workflow run hold a row for every
+master-config entry the PR adds or changes, every such row scores at or above
+its accuracy bar, and the run used the image the PR's config pins.
+
+## Why
+
+A green `eval /` job only says the job exited 0. The merge standard asks
 for accuracy that is present, above the model's bar, and measured on the
 same inference-engine image the PR will publish numbers for.
 
-Deterministic rule:
+## How it decides
+
 - The run audited is the one pinned by the effective authorized
   `/reuse-sweep-run <id>` (the last authorized one, `checks.commands`), else
   the run behind Check 1's passing eval lanes (`sweeps.passing_run`); with
@@ -45,11 +50,16 @@ Deterministic rule:
 - All problems are collected in this order (run, rows, accuracy, image); the
   reason is the first, with a count of the rest.
 
-    passes: run 31451666262 (behind Check 1), agg_eval_all.json rows for
-            dsv4 fp4 dynamo-sglang B200 multi-node 8192/1024 mtp, gsm8k
-            em_strict 0.9644-0.9682 >= dsv4 0.91, results_bmk image = head image
-    fails:  a row at 0.88 < 0.91; no row for a new 8k1k config; the sweep ran
-            on a commit whose config pinned an older image
+## Passing example
+
+    run 31451666262 (behind Check 1), agg_eval_all.json rows for
+    dsv4 fp4 dynamo-sglang B200 multi-node 8192/1024 mtp, gsm8k
+    em_strict 0.9644-0.9682 >= dsv4 0.91, results_bmk image = head image
+
+## Failing example
+
+    a row at 0.88 < 0.91; no row for a new 8k1k config; the sweep ran
+    on a commit whose config pinned an older image
 """
 
 from __future__ import annotations

@@ -1,11 +1,18 @@
 """Check 11 — agentic spec-decode configs simulate acceptance at the golden acceptance length.
 
-What it enforces: agentic replay does not reproduce token-by-token real
-traffic, so measured acceptance there is not representative. Per the AgentX
-fairness guidelines (`golden_al_distribution/README.md`), an agentic
-speculative-decoding config must simulate acceptance at the committed golden
-AL for its model, thinking mode and draft length; a non-agentic config must
-not simulate it (real-traffic acceptance applies there, check 9).
+## What it enforces
+
+Per the AgentX fairness guidelines (`golden_al_distribution/README.md`), an
+agentic speculative-decoding config must simulate acceptance at the committed
+golden AL for its model, thinking mode and draft length; a non-agentic config
+must not simulate it (real-traffic acceptance applies there, check 9).
+
+## Why
+
+Agentic replay does not reproduce token-by-token real traffic, so measured
+acceptance there is not representative.
+
+## How it decides
 
 Which configs are agentic (`checks.specdecode`): scripts and recipes under an
 `agentic/` or `agentx*` directory or named agentic / agentx, recipes whose
@@ -24,6 +31,7 @@ disaggregated recipe the decode side's settings are the config's.
 
 Deterministic rule, for every throughput speculative config of an agentic
 unit:
+
 - (a) simulated: vLLM's `--speculative-config` has
   `"rejection_sample_method": "synthetic"` and a synthetic target;
   otherwise the unit pins SGLANG_SIMULATE_ACC_LEN, TLLM_SPEC_DECODE_FORCE_NUM_
@@ -72,13 +80,19 @@ found) is an UNDECIDED finding naming what and where, never a FAIL.
 N/A when the PR adds or changes no agentic speculative-decoding config (and
 adds no synthetic acceptance elsewhere).
 
-    passes:  agentic vLLM dspark, num_speculative_tokens 2, draft_sample_method probabilistic,
-             "rejection_sample_method": "synthetic", "synthetic_acceptance_length": 2.51
-    passes:  SYNTHETIC_ACCEPT_LEN=2.78; SPEC=$(printf '{"method":"eagle3","model":"%s",...,
-             "synthetic_acceptance_length":%.2f}' "$DRAFT" "$SYNTHETIC_ACCEPT_LEN") with an EAGLE3-GQA draft
-             (minimaxm3_eagle3_gqa.yaml thinking_on 3 -> 2.78)
-    fails:   agentic SGLang --speculative-algorithm EAGLE --speculative-num-steps 5, no SGLANG_SIMULATE_ACC_LEN
-    fails:   TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=3.61 where the golden AL is 3.61 (must be 2.61)
+## Passing example
+
+    agentic vLLM dspark, num_speculative_tokens 2, draft_sample_method probabilistic,
+    "rejection_sample_method": "synthetic", "synthetic_acceptance_length": 2.51
+
+    SYNTHETIC_ACCEPT_LEN=2.78; SPEC=$(printf '{"method":"eagle3","model":"%s",...,
+    "synthetic_acceptance_length":%.2f}' "$DRAFT" "$SYNTHETIC_ACCEPT_LEN") with an EAGLE3-GQA draft
+    (minimaxm3_eagle3_gqa.yaml thinking_on 3 -> 2.78)
+
+## Failing example
+
+    agentic SGLang --speculative-algorithm EAGLE --speculative-num-steps 5, no SGLANG_SIMULATE_ACC_LEN
+    TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=3.61 where the golden AL is 3.61 (must be 2.61)
 """
 
 from __future__ import annotations

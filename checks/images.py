@@ -1,6 +1,8 @@
 """Check 6: vLLM/SGLang entries run upstream images, and vLLM/SGLang land before other engines.
 
-What it enforces, for every master-config entry the PR adds or changes:
+## What it enforces
+
+For every master-config entry the PR adds or changes:
 
 (a) Upstream image. An entry of a vLLM or SGLang framework on an
     established SKU must run an image of an upstream Docker Hub org
@@ -10,8 +12,12 @@ What it enforces, for every master-config entry the PR adds or changes:
     (trt, dynamo-trt, atom, ...) needs an entry of the vLLM/SGLang family for
     the same model prefix and SKU to exist already.
 
-Why: InferenceX publishes numbers the community can reproduce from upstream
+## Why
+
+InferenceX publishes numbers the community can reproduce from upstream
 releases, and asks providers to submit the upstream engines before their own.
+
+## How it decides
 
 The deterministic rules chosen where the spec asks for judgement:
 
@@ -41,14 +47,16 @@ The deterministic rules chosen where the spec asks for judgement:
   and (b) for that entry.
 - N/A when the PR adds or changes no master-config entry (removals only).
 
-Passing example (PR #2554):
+## Passing example
+
+PR #2554:
 
     dsv4-fp4-b200-dynamo-sglang-mtp:
       image: lmsysorg/sglang:nightly-dev-cu13-20260710-cfc66e05
       runner: b200-nscale          # SKU b200, established
       framework: dynamo-sglang     # SGLang family, upstream org lmsysorg
 
-Failing example:
+## Failing example
 
     glm5.2-fp4-mi355x-sglang:
       image: rocm/sgl-dev:v0.5.16  # FAIL: vendor fork on established MI355X

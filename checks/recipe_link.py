@@ -1,9 +1,9 @@
 """Check 3 — the single-node recipe is linked, merged upstream, and matches on MAJOR server args.
 
-What it enforces. The community must be able to reproduce an InferenceX
-single-node vLLM/SGLang benchmark from merged, public upstream
-documentation. The InferenceX "recipe" of a PR is every changed launch
-script under `benchmarks/single_node/**` plus its master-config entry.
+## What it enforces
+
+The InferenceX "recipe" of a PR is every changed launch script under
+`benchmarks/single_node/**` plus its master-config entry.
 
 (a) Link. The sign-off's "Additional detail section" links the recipe.
     Accepted: a pull request of vllm-project/recipes or sgl-project/sglang
@@ -30,6 +30,13 @@ script under `benchmarks/single_node/**` plus its master-config entry.
     settings, prefix caching, offload plumbing, ports, parsers, images) is
     InferenceX tuning: listed in the PASS reason, never a failure.
 
+## Why
+
+The community must be able to reproduce an InferenceX single-node
+vLLM/SGLang benchmark from merged, public upstream documentation.
+
+## How it decides
+
 The deterministic rule for (c). The linked documents are read for the
 SKU (`serverargs.recipe`): each composed serve config (base args, variant,
 single-node strategy, hardware overrides for the SKU's vendor, generation
@@ -40,6 +47,7 @@ list the SKU. A script's arg matches when its value (after
 `serverargs.canonical`) equals a value one of those configs documents for
 that key, or when it equals the engine default (`serverargs.is_default`)
 and some complete config leaves the key unset. The equivalence table:
+
   - unset == `auto` (kv-cache-dtype, dtype, every `*-backend`), `1`
     (TP/DP/PP/EP sizes), `false` (boolean MAJOR flags), `none`
     (moe-a2a-backend), VLLM_ROCM_USE_AITER=0, and
@@ -85,14 +93,20 @@ judged.
     N/A:    a PR adding only a single-node `framework: atom` entry, under the
             checklist item "Verified that every single-node vLLM/SGLang recipe
             in this PR is documented ...".
-    passes: sign-off detail "- vLLM recipe: https://github.com/vllm-project/recipes/pull/673"
-            (#673 merged; models/moonshotai/Kimi-K2.5.yaml serves amd/Kimi-K2.5-MXFP4 with
-            --kv-cache-dtype fp8 for mi355x, TP8 and a TP4 reproduction command), script
-            serves `vllm serve $MODEL --tensor-parallel-size=$TP --kv-cache-dtype fp8`
-            with tp 4 and 8 in the master config.
-    fails:  vllm-project/recipes#788 (merged) serves moonshotai/Kimi-K3, but its amd config leaves
-            the KV cache at the default (fp8 KV is only in hardware_overrides.blackwell), while
-            kimik3_fp4_mi355x_mtp.sh:204 serves `--kv-cache-dtype "fp8"` on mi355x.
+
+## Passing example
+
+    sign-off detail "- vLLM recipe: https://github.com/vllm-project/recipes/pull/673"
+    (#673 merged; models/moonshotai/Kimi-K2.5.yaml serves amd/Kimi-K2.5-MXFP4 with
+    --kv-cache-dtype fp8 for mi355x, TP8 and a TP4 reproduction command), script
+    serves `vllm serve $MODEL --tensor-parallel-size=$TP --kv-cache-dtype fp8`
+    with tp 4 and 8 in the master config.
+
+## Failing example
+
+    vllm-project/recipes#788 (merged) serves moonshotai/Kimi-K3, but its amd config leaves
+    the KV cache at the default (fp8 KV is only in hardware_overrides.blackwell), while
+    kimik3_fp4_mi355x_mtp.sh:204 serves `--kv-cache-dtype "fp8"` on mi355x.
 """
 
 from __future__ import annotations

@@ -1,12 +1,19 @@
 """Check 4 — an authorized `/reuse-sweep-run` command is on record.
 
-What it enforces: the supported merge path reuses the PR's sweep
-(`utils/merge_with_reuse.sh`), and it only does so when an authorized
-maintainer has posted `/reuse-sweep-run` (bare, or pinning a run id) at the
-start of a line of a PR conversation comment. A green sweep alone is not
-enough: without the command the merge silently re-runs the whole sweep.
+## What it enforces
 
-Deterministic rule (mirroring InferenceX's `find_reusable_sweep_run.py`):
+An authorized maintainer has posted `/reuse-sweep-run` (bare, or pinning a
+run id) at the start of a line of a PR conversation comment.
+
+## Why
+
+The supported merge path reuses the PR's sweep (`utils/merge_with_reuse.sh`),
+and it only does so when that command is on record. A green sweep alone is
+not enough: without the command the merge silently re-runs the whole sweep.
+
+## How it decides
+
+Mirroring InferenceX's `find_reusable_sweep_run.py`:
 
 - Commands are found by `checks.commands` (`Policy.reuse_command`). A line
   whose argument is not a run id (`/reuse-sweep-run please`) is not a
@@ -23,9 +30,14 @@ Deterministic rule (mirroring InferenceX's `find_reusable_sweep_run.py`):
   commits. The App holds a command to the same rule when it acknowledges it.
 - Only unauthorized commands, or none: FAIL with the spec's root issue.
 
-Passing:  "/reuse-sweep-run 31451666262" by Ankur-singh (COLLABORATOR), run
-          31451666262 on the PR's head commit.
-Failing:  "/reuse-sweep-run" by a CONTRIBUTOR without write permission.
+## Passing example
+
+"/reuse-sweep-run 31451666262" by Ankur-singh (COLLABORATOR), run
+31451666262 on the PR's head commit.
+
+## Failing example
+
+"/reuse-sweep-run" by a CONTRIBUTOR without write permission.
 """
 
 from __future__ import annotations

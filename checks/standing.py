@@ -1,21 +1,36 @@
 """Whether the sign-off stands: its author's own words, given on the content the PR has now.
 
+## What it enforces
+
 Two rules beyond checks 0-12. Both are pure; the app gathers their facts (GitHub's
 edit history of the comment, what this App recorded when it verified before),
 calls them and posts what they decide.
 
 Own words (the "Signer's own words" row, a rule of `checks.registry`): a
-sign-off counts only as its author's own words (`signoff.not_own_words`). One last
-edited by anyone else, or whose last editor GitHub would not tell, gets a FAIL row
-naming the editor: the verdict is REJECTED and says why. Such a sign-off vouches
-for no content, so its freshness is not asked (`decide` says "disowned").
+sign-off counts only as its author's own words (`signoff.not_own_words`).
 
 Freshness: a sign-off vouches for the content it was first verified on: the
-PR's effective diff (`content`). The first verification is recorded twice: in
-the App's database (the local pin) and, with every other pin of the PR, in
-every sign-off check run the App posts from then on (`Record`, hidden in the
-run's summary; only this App can write its check runs, so the record
-survives the loss of the database). Then:
+PR's effective diff (`content`).
+
+## Why
+
+On GitHub anyone with write access may edit another user's comment, so a
+sign-off's words are its author's only when its author last edited it. And a
+sign-off vouches for what the reviewer saw: a push that changes the PR's
+effective diff after it was given changes what it would vouch for.
+
+## How it decides
+
+Own words: a sign-off last edited by anyone else, or whose last editor GitHub
+would not tell, gets a FAIL row naming the editor: the verdict is REJECTED and
+says why. Such a sign-off vouches for no content, so its freshness is not asked
+(`decide` says "disowned").
+
+Freshness: the first verification is recorded twice: in the App's database
+(the local pin) and, with every other pin of the PR, in every sign-off check
+run the App posts from then on (`Record`, hidden in the run's summary; only
+this App can write its check runs, so the record survives the loss of the
+database). Then:
 
 0. a sign-off that is not its author's own words vouches for nothing
    ("disowned"): its REJECTED verdict is published, and nothing is pinned;
@@ -32,9 +47,16 @@ survives the loss of the database). Then:
 Stale and unknown fail closed alike: the check run asks for a fresh sign-off
 (`action_required`) until a CODEOWNER posts one or edits theirs.
 
-    fresh:   signed off at head A, a push with the same diff (a rebase, a reworded commit)
-    stale:   signed off at head A, a push that changes a config; or the same after the database was lost
-    unknown: a verification read the PR after this sign-off was given, yet no record pins it
+## Passing example
+
+    own words: a sign-off last edited by its author (the author's own edit is a fresh sign-off)
+    fresh:     signed off at head A, a push with the same diff (a rebase, a reworded commit)
+
+## Failing example
+
+    own words: a sign-off last edited by another user with write access, or by an editor GitHub will not name
+    stale:     signed off at head A, a push that changes a config; or the same after the database was lost
+    unknown:   a verification read the PR after this sign-off was given, yet no record pins it
 """
 
 from __future__ import annotations

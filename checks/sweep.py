@@ -1,14 +1,19 @@
 """Check 1 — a green sweep with evals ran on a commit that is still in this PR.
 
-What it enforces: some commit currently in the pull request carries green,
-executed benchmark AND eval check-runs of the sweep.
+## What it enforces
 
-Why: merging goes through `merge_with_reuse.sh`, whose `validate_reusable_run`
+Some commit currently in the pull request carries green, executed benchmark
+AND eval check-runs of the sweep.
+
+## Why
+
+Merging goes through `merge_with_reuse.sh`, whose `validate_reusable_run`
 rejects a sweep whose `head_sha` is not in `GET /pulls/<n>/commits`. A sweep
 that ran on a commit later rebased or force-pushed out does not count, and
 neither does a skip/reuse run that executed nothing on the commit.
 
-Deterministic rule:
+## How it decides
+
 - Evidence is only the check-runs attached to the PR's current commits
   (`snap.commits`). A run id or SHA quoted in the sign-off is never trusted.
 - A check-run is a *lane* by the text before its first " / ":
@@ -40,15 +45,20 @@ Deterministic rule:
   in `.github/signoff-bot.yml`, and then the row fails: the workflow change
   merges on its own first, then the sweep vouches for the rest.
 
-    passes: head 8c15a0af: `multi-node 8k1k / p1 | ... c1` success,
-            `multi-node eval / p1 | ... c128 | eval-only` success,
-            `eval / benchmark` skipped, `collect-evals / collect-evals` success
-            (with "Note: this PR changes .github/workflows/run-sweep.yml ..."
-            when it also edits a workflow)
-    fails:  the sole commit's `single-node 8k1k / ...` and `eval / ...` are all
-            skipped, or its latest `eval / ... c64` attempt failed, or the only
-            green sweep ran on a commit that was force-pushed out, or (under
-            `workflow_changes: blocking`) the PR edits a workflow
+## Passing example
+
+    head 8c15a0af: `multi-node 8k1k / p1 | ... c1` success,
+    `multi-node eval / p1 | ... c128 | eval-only` success,
+    `eval / benchmark` skipped, `collect-evals / collect-evals` success
+    (with "Note: this PR changes .github/workflows/run-sweep.yml ..."
+    when it also edits a workflow)
+
+## Failing example
+
+    the sole commit's `single-node 8k1k / ...` and `eval / ...` are all
+    skipped, or its latest `eval / ... c64` attempt failed, or the only
+    green sweep ran on a commit that was force-pushed out, or (under
+    `workflow_changes: blocking`) the PR edits a workflow
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from app.rule_docs import parse
 from checks.engine import evaluate
 from checks.lint import car_v2, master_recipe_parity
 from checks.registry import CHECKS, LINT, RULES
@@ -27,8 +28,8 @@ def test_every_rule_has_an_id_a_row_a_severity_a_check_function_and_documentatio
     for rule in RULES:
         assert isinstance(rule.severity, Severity) and callable(rule.check) and rule.module.__doc__
     for rule in LINT:
-        doc = rule.module.__doc__
-        assert rule.id in doc.splitlines()[0] and "Passes" in doc and "Fails" in doc
+        doc = parse(rule)  # what it enforces, why, how it decides, a passing and a failing example
+        assert doc.summary.startswith(f"{rule.id}: ")
 
 
 def test_run_is_sorted_and_deduplicated():

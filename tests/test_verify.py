@@ -208,7 +208,7 @@ def test_the_fake_takes_a_worlds_plain_tokens_within_their_permissions(tmp_path)
 
 
 def test_verify_on_a_world_served_by_fake_github_prints_the_verdict_replay_prints():
-    """The README's two commands: `fake-github` serving the demo world as a process, `verify` against it."""
+    """docs/development.md's two commands: `fake-github` serving the demo world as a process, `verify` against it."""
     fake = subprocess.Popen([sys.executable, "-m", "app.cli", "fake-github", str(DEMO_WORLD), "--port", "0",
                              "--token", "demo-token"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:

@@ -1,12 +1,21 @@
 """car-v2-multinode-decode: a decoding worker that spans nodes must turn SGLang's custom all-reduce v2 off.
 
+## What it enforces
+
+The only safe setting for a decoding worker whose tensor-parallel group spans
+nodes is `SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2: "0"` in its environment
+(`decode_environment`).
+
+## Why
+
 SGLang's custom all-reduce v2 (`SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2`) moves
 tensors through peer-to-peer GPU memory, which exists only inside one node
 (one NVLink domain as the engine sees it). When a decode worker's
 tensor-parallel group spans several nodes the kernel still runs, and the
 all-reduce silently returns wrong sums: the benchmark finishes and reports
-throughput for a model producing garbage. The only safe setting for such a
-worker is `SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2: "0"` in `decode_environment`.
+throughput for a model producing garbage.
+
+## How it decides
 
 The decoding worker is the decode worker of a disaggregated recipe, or the
 aggregated worker of an aggregated one (srt-slurm's `agg` pool: it decodes
@@ -27,7 +36,9 @@ that says the opposite of what the file declares (a single-node claim on a
 multi-node worker, or a multi-node claim on a single-node one): the next
 editor trusts the comment.
 
-Passes (GB200, 4 GPUs per node, decode TP8 over 2 nodes):
+## Passing example
+
+GB200, 4 GPUs per node, decode TP8 over 2 nodes:
 
     resources: {gpus_per_node: 4, decode_nodes: 2, decode_workers: 1, gpus_per_decode: 8}
     backend:
@@ -37,14 +48,16 @@ Passes (GB200, 4 GPUs per node, decode TP8 over 2 nodes):
       sglang_config:
         decode: {tensor-parallel-size: 8}
 
-Fails (the same topology, the variable left out):
+## Failing example
+
+The same topology, the variable left out:
 
     backend:
       type: sglang
       decode_environment:          # <- error here
         NCCL_MNNVL_ENABLE: "1"
 
-Fails (aggregated, `agg_nodes: 2, agg_workers: 1` on 4-GPU nodes, TP8):
+Aggregated, `agg_nodes: 2, agg_workers: 1` on 4-GPU nodes, TP8:
 
     backend:
       type: sglang

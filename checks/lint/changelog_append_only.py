@@ -1,10 +1,19 @@
 """changelog-append-only-file: perf-changelog.yaml history is never rewritten; new entries go at its end.
 
+## What it enforces
+
+Historical entries of perf-changelog.yaml are never edited, deleted or
+reordered; new facts go into new entries, appended after the last one; a
+correction is a new entry too.
+
+## Why
+
 The changelog is the history of the published results: each entry records
 what changed, when and in which PR. Editing, deleting or reordering a
 historical entry rewrites that history (and the tooling that keys results on
-entries sees changes that never ran). New facts go into new entries,
-appended after the last one; a correction is a new entry too.
+entries sees changes that never ran).
+
+## How it decides
 
 Uses `checks.changelog.diff`, which aligns the entries of base and head by
 their text. Errors:
@@ -19,9 +28,14 @@ intact but out of time order, is a warning on the new entry: a merge of
 main into the PR branch can leave it there, and reviewed PRs (InferenceX
 #2213, #2508) passed with it.
 
-Passes: base `[A, B]`, head `[A, B, N]`. Fails: head `[A, B', N]` (on B'),
-head `[B, N]` (A deleted, on B), head `[B, A]` (on the moved one). Warns:
-head `[A, N, B]` (on N).
+## Passing example
+
+Base `[A, B]`, head `[A, B, N]`.
+
+## Failing example
+
+Head `[A, B', N]` (on B'), head `[B, N]` (A deleted, on B), head `[B, A]` (on
+the moved one). Warns: head `[A, N, B]` (on N).
 """
 
 from __future__ import annotations

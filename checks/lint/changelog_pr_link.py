@@ -1,22 +1,34 @@
 """changelog-pr-link: a new perf-changelog.yaml entry links the pull request that adds it.
 
+## What it enforces
+
+Each entry the PR adds must have `pr-link:
+https://github.com/<this repository>/pull/<this PR's number>`. A warning:
+backfilling an entry for an older PR is legitimate, but rare.
+
+## Why
+
 The changelog is how readers of the published results find why a curve
 moved; its `pr-link` is the only way back from an entry to the review, the
 sweep and the sign-off. Entries copied from a neighbour keep the
-neighbour's link, and then the trail points at the wrong change. A warning:
-backfilling an entry for an older PR is legitimate, but rare.
+neighbour's link, and then the trail points at the wrong change.
 
-Each entry the PR adds must have `pr-link:
-https://github.com/<this repository>/pull/<this PR's number>`. The finding
-sits on `pr-link`, or on the entry's `- ` line when the key is missing.
+## How it decides
 
-Passes (in PR #2554):
+Every entry the PR adds is compared with this repository and PR number. The
+finding sits on `pr-link`, or on the entry's `- ` line when the key is missing.
+
+## Passing example
+
+In PR #2554:
 
     - config-keys: [dsv4-fp4-b200-dynamo-sglang-mtp]
       description: ["Add ..."]
       pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/2554
 
-Fails (copied from the previous entry):
+## Failing example
+
+Copied from the previous entry:
 
       pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/1893   # <- warning here
 """

@@ -1,16 +1,30 @@
 """changelog-unknown-config-key: a new changelog entry names configs that exist.
 
+## What it enforces
+
+Each key (or shell glob, as in `gptoss*`) of `config-keys` of an entry the PR
+adds must match a top-level key of some master config at head.
+
+## Why
+
 `config-keys` decide which configs a changelog entry triggers a sweep for
 and which published curves it annotates. A key with a typo, or one for a
 config that was renamed or not added, silently matches nothing: the sweep
-skips the change and the results page never shows the note. Each key (or
-shell glob, as in `gptoss*`) of an entry the PR adds must match a top-level
-key of some master config at head. The finding sits on the key's line.
+skips the change and the results page never shows the note.
 
-Passes: `config-keys: [dsv4-fp4-b200-dynamo-sglang-mtp]` with that entry in
+## How it decides
+
+Each key is matched as a shell glob against the top-level keys of every
+master config at head. The finding sits on the key's line.
+
+## Passing example
+
+`config-keys: [dsv4-fp4-b200-dynamo-sglang-mtp]` with that entry in
 configs/nvidia-master.yaml.
 
-Fails: `config-keys: [dsv4-fp4-b200-dynamo-sglang-mpt]` (typo; nothing defines it).
+## Failing example
+
+`config-keys: [dsv4-fp4-b200-dynamo-sglang-mpt]` (typo; nothing defines it).
 """
 
 from __future__ import annotations

@@ -1,23 +1,37 @@
 """recipe-cpus-per-task: `sbatch_directives.cpus-per-task` must fit the runner's CPU.
 
+## What it enforces
+
+A recipe's `sbatch_directives.cpus-per-task` is at most the number of CPU
+cores of its runner's host. A warning, because a cluster may count hardware
+threads.
+
+## Why
+
 Recipes are often copied from a Grace-based GB200/GB300 recipe, whose
 compute tray has 2 x 72 = 144 Arm cores, to an x86 SKU with fewer cores (a
 DGX B200 has 112). Asking Slurm for more CPUs per task than a node has
 either leaves the job pending forever or, where Slurm counts hyperthreads,
 silently packs the engine's CPU threads onto shared cores; both cost
-benchmark runs. A warning, because a cluster may count hardware threads.
+benchmark runs.
+
+## How it decides
 
 The runner SKU comes from the `runner` of the master entries that name the
 recipe (`b200-nscale` -> b200), else from the recipe's `resources.gpu_type`;
 SKUs whose host CPU is not fixed (AMD Instinct platforms) are not checked.
 Core counts and their sources are in `checks.hardware.CPU_CORES`.
 
-Passes (GB200, 144 cores):
+## Passing example
+
+GB200, 144 cores:
 
     resources: {gpu_type: gb200}
     sbatch_directives: {cpus-per-task: "144"}
 
-Fails (B200, 112 cores):
+## Failing example
+
+B200, 112 cores:
 
     resources: {gpu_type: b200}
     sbatch_directives: {cpus-per-task: "144"}   # <- warning here

@@ -1,12 +1,22 @@
 """master-recipe-parity: a master-config point must describe the recipe it runs.
 
+## What it enforces
+
+For every search-space point whose `CONFIG_FILE=recipes/<path>` names a file
+of this repository (`<recipe_root>/<path>`), the master config's worker
+counts, TP, EP, DP-attention and image agree with the srt-slurm recipe it
+runs, and the recipe agrees with itself.
+
+## Why
+
 For multi-node configs the master config only labels the run (worker counts,
 TP, EP, DP-attention, image: what the results page shows), while the srt-slurm
 recipe named by `CONFIG_FILE=` decides what actually runs. When the two
 disagree, the published numbers are filed under a topology that never ran.
 
-For every search-space point whose `CONFIG_FILE=recipes/<path>` names a file
-of this repository (`<recipe_root>/<path>`), for each worker pool:
+## How it decides
+
+For each worker pool:
 
 - `num-worker` equals the pool's `resources.<pool>_workers`;
 - the recipe is self-consistent: `<pool>_workers x gpus_per_<pool>` equals
@@ -41,7 +51,7 @@ Points that select a variant (`CONFIG_FILE=...yaml:override_x`) are skipped:
 their values depend on the override. The finding sits on the recipe's line
 when the PR changes the recipe, else on the master config's line.
 
-Passes:
+## Passing example
 
     # configs/nvidia-master.yaml
     decode: {num-worker: 1, tp: 8, ep: 1, dp-attn: false}
@@ -49,15 +59,17 @@ Passes:
     resources: {gpus_per_node: 4, decode_nodes: 2, decode_workers: 1, gpus_per_decode: 8}
     backend: {sglang_config: {decode: {tensor-parallel-size: 8}}}
 
-Passes (aggregated; `container: dynamo-sglang`, which launch_gb300-nv.sh maps
-to the master image):
+Aggregated; `container: dynamo-sglang`, which launch_gb300-nv.sh maps to the
+master image:
 
     prefill: {num-worker: 1, tp: 4}
     decode: {num-worker: 0, tp: 4}
     resources: {gpus_per_node: 4, agg_nodes: 1, agg_workers: 1, gpus_per_agg: 4}
     backend: {sglang_config: {aggregated: {tensor-parallel-size: 4}}}
 
-Fails (the master says 2 decode workers, the recipe runs 1):
+## Failing example
+
+The master says 2 decode workers, the recipe runs 1:
 
     decode: {num-worker: 2, tp: 8, ep: 1, dp-attn: false}
 """

@@ -1,5 +1,12 @@
 """spec-decode-chat-template: a speculative-decoding recipe must benchmark with the chat template.
 
+## What it enforces
+
+A speculative-decoding recipe with a built-in benchmark type does not turn
+`benchmark.use_chat_template` off (left out, it is srt-slurm's default: true).
+
+## Why
+
 How many draft tokens a speculative decoder (MTP, EAGLE, DSpark) gets
 accepted depends on what it is asked: draft heads are trained on
 chat-formatted conversations, and raw random prompts give an acceptance
@@ -8,6 +15,8 @@ benchmarks every speculative-decoding configuration through the model's chat
 template, and the sign-off checklist asks for it (check 9). srt-slurm's
 built-in benchmarks use it unless `benchmark.use_chat_template` turns it off
 (srt-slurm's default is true: `checks.srtslurm.uses_chat_template`).
+
+## How it decides
 
 A recipe is speculative when its engine arguments set a speculative
 algorithm (the flags `checks.engines.declaring_flags` lists: SGLang
@@ -26,7 +35,7 @@ benchmark (`type: custom`, a `command`) is not a built-in benchmark type:
 `use_chat_template` means nothing there, and check 9 judges the script it
 runs instead.
 
-Passes:
+## Passing example
 
     sglang_config:
       decode: {speculative-algorithm: EAGLE}
@@ -34,7 +43,7 @@ Passes:
       type: sa-bench
       use_chat_template: true
 
-Fails:
+## Failing example
 
     sglang_config:
       decode: {speculative-algorithm: EAGLE}

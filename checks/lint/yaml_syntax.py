@@ -1,8 +1,17 @@
 """yaml-syntax: every YAML file the PR adds or changes must parse.
 
+## What it enforces
+
+Every YAML file the PR adds or changes parses. The finding sits on the line
+PyYAML reports.
+
+## Why
+
 A recipe, master config or changelog that does not parse fails the sweep
 only when a runner reaches it, hours later, and hides every other finding
-about the file. The finding sits on the line PyYAML reports.
+about the file.
+
+## How it decides
 
 Recipes are read with the same safe loader the other rules use (sizes,
 nesting and alias expansion bounded); other YAML files, such as the master
@@ -15,12 +24,14 @@ entries the PR adds to perf-changelog.yaml are also read with the safe
 loader: an alias bomb or a nesting too deep is no syntax error, but the
 changelog rules could not read the entry and would skip it unseen.
 
-Passes:
+## Passing example
 
     resources:
       gpus_per_node: 4
 
-Fails (the flow mapping is never closed):
+## Failing example
+
+The flow mapping is never closed:
 
     resources: {gpus_per_node: 4
     backend:                  # <- error here
