@@ -87,7 +87,8 @@ T = TypeVar("T")
 class Gatherer:
     """Reads one repository through one githubkit client; each read once, blobs by SHA, across calls."""
 
-    def __init__(self, gh: GitHub, repo: str, bot_login: str = "signoff-bot[bot]", checks: Checks = IN_THREAD):
+    def __init__(self, gh: GitHub, repo: str, bot_login: str = "signoff-bot[bot]", checks: Checks = IN_THREAD,
+                 config_path: str = CONFIG_PATH):
         self.gh = gh
         self.checks = checks  # where the evidence rounds' checks run (app/judge.py)
         self.repo = repo
@@ -98,6 +99,9 @@ class Gatherer:
         self._reads: dict[Hashable, asyncio.Future] = {}
         self._kept = getattr(gh, "kept", None)  # app.github.ConditionalGitHub's, when it is one
         self._tip_tree: dict[str, tuple[str, int, str]] = {}  # the base branch tip's, once read
+        # Where the repository keeps its policy file (the Action's `config` input); the snapshot holds it as
+        # the checks read it, under CONFIG_PATH.
+        self.config_path = config_path
 
     # --- plumbing ------------------------------------------------------------
 
@@ -207,6 +211,10 @@ class Gatherer:
             return None
         raw = base64.b64decode(data.content) if data.encoding == "base64" else str(data.content).encode()
         return decode_text(raw)[0]
+
+    def known_pull(self, number: int, pull: Any) -> None:
+        """Take `pull` (GitHub's object, read a moment ago by the same command) as this gatherer's read of it."""
+        self._once(("pull", number), lambda: _value(pull))
 
     # --- the snapshot ----------------------------------------------------------
 
@@ -366,9 +374,9 @@ class Gatherer:
         """(the tip's SHA, its tree, the policy its config sets). The config read by path is the config's blob
         whenever the tip's tree names the same blob (content-addressed); else the blob is read."""
         tip_sha, tip_tree, guess = await tip_f
-        entry = tip_tree.get(CONFIG_PATH)
+        entry = tip_tree.get(self.config_path)
         if entry is not None and self._kept is not None:
-            self._kept.discard(("no config at", self.repo, base_ref))
+            self._kept.discard(("no config at", self.repo, self.config_path, base_ref))
         if guess is not None and entry is not None and guess[0] == entry[0] and entry[2] != SYMLINK_MODE:
             self._immutable(("blob", self.repo, entry[0]), lambda: _value(guess[1]))
         return tip_sha, tip_tree, Policy.from_yaml((await self._text(entry))[0])[0]
@@ -377,11 +385,12 @@ class Gatherer:
         """(blob SHA, (text, why not)) of the config at branch `ref`; None when there is none to guess from.
         A branch found without a config is not asked again by this client (a 404 is not conditional, so it
         would count against the rate limit every time) until a tip's tree shows one (`_policy`)."""
-        absent = ("no config at", self.repo, ref)
-        if self._kept is not None and self._kept.get(absent) is not None:
+        absent = ("no config at", self.repo, self.config_path, ref)
+        quoted = url_path(self.config_path)
+        if quoted is None or self._kept is not None and self._kept.get(absent) is not None:
             return None
         try:
-            resp = await self.gh.rest.repos.async_get_content(self.owner, self.name, CONFIG_PATH, ref=ref)
+            resp = await self.gh.rest.repos.async_get_content(self.owner, self.name, quoted, ref=ref)
             data = resp.parsed_data
         except RequestFailed as exc:
             if exc.response.status_code == 404 and self._kept is not None:
@@ -399,11 +408,17 @@ class Gatherer:
         """(the tip's SHA, policy files at the base branch tip, master configs at base, at head), each
         path -> text."""
         (tip_sha, tip_tree, policy), base_tree, head_tree = await asyncio.gather(policy_f, base_tree_f, head_tree_f)
-        return tip_sha, *await asyncio.gather(
+        policy_texts, master_base, master_head = await asyncio.gather(
             self._texts(tip_tree, [p for p in tip_tree if policy.is_policy_file(p)]),
             self._texts(base_tree, [p for p in base_tree if policy.is_master_config(p)]),
             self._texts(head_tree, [p for p in head_tree if policy.is_master_config(p)]),
         )
+        if self.config_path != CONFIG_PATH:  # the policy file, wherever it is kept, is the checks' CONFIG_PATH
+            policy_texts.pop(CONFIG_PATH, None)
+            config = (await self._text(tip_tree.get(self.config_path)))[0]
+            if config is not None:
+                policy_texts[CONFIG_PATH] = config
+        return tip_sha, policy_texts, master_base, master_head
 
     async def _texts(self, tree: dict, paths: list[str]) -> dict[str, str]:
         """path -> text of those of `paths` that are text."""
@@ -515,7 +530,7 @@ class Gatherer:
         curves = [p for p in self._tip_tree if any(policy.is_golden_curve(p, stem) for stem in want.golden)]
         curve_texts, files, runs, upstream, teams, permissions = await asyncio.gather(
             self._texts(self._tip_tree, curves),
-            asyncio.gather(*(self._contents(path, sha) for sha, path in want.files)),
+            asyncio.gather(*(self._file_at(sha, path) for sha, path in want.files)),
             asyncio.gather(*(self._run_evidence(i, prefixes) for i in want.runs)),
             asyncio.gather(*(self._upstream(t) for t in want.upstream)),
             asyncio.gather(*(self._membership(team, login) for team, login in want.teams)),
@@ -547,6 +562,16 @@ class Gatherer:
             teams=frozen_map(team_map),
             collaborators=frozen_map({login: p for login, p in zip(want.permissions, permissions)}),
         )
+
+    async def _file_at(self, sha: str, path: str) -> str | None:
+        """Text of `path` at commit `sha`. From the commit's tree when this gatherer read it (the base, the
+        head, the base branch tip): a path the tree lacks costs no request, one it holds is its blob, read
+        once and shared with every other read of it, and a symlink is not followed, as everywhere else.
+        Any other commit's file is read by path."""
+        tree = self._reads.get(("tree", self.repo, sha))
+        if tree is None:
+            return await self._contents(path, sha)
+        return (await self._text((await tree).get(path)))[0]
 
     async def _run_evidence(self, run_id: int, prefixes: tuple[str, ...]) -> tuple[WorkflowRun | None, list]:
         """A workflow run with its artifacts listed, and its eval and benchmark artifacts unpacked."""
