@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from checks.engine import Completion
 from checks.evidence import MISSING, Missing, UpstreamTarget, Wanted
-from checks.policy import CONFIG_PATH, Policy
+from checks.policy import Policy
 from checks.result import Verdict
 from checks.snapshot import ArtifactFiles, Snapshot, UpstreamDoc, WorkflowRun, frozen_map
 
@@ -51,7 +51,7 @@ class Fetcher(Protocol):
 
 async def with_evidence(fetcher: Fetcher, snap: Snapshot, want: Wanted) -> Snapshot:
     """`snap` with everything `want` names (all that was asked so far), read through `fetcher` at once."""
-    policy, _err = Policy.from_yaml(snap.policy.get(CONFIG_PATH))
+    policy, _err = Policy.from_yaml(snap.policy.get(snap.config_path))
     prefixes = policy.eval_artifact_prefixes + policy.bmk_artifact_prefixes
     curves = sorted(p for p in await fetcher.paths(snap.policy_sha)
                     if any(policy.is_golden_curve(p, stem) for stem in want.golden))

@@ -102,8 +102,7 @@ class Gatherer:
         self.reads_teams = reads_teams(gh)  # whether a 404 on a team membership means "not a member"
         self._reads: dict[Hashable, asyncio.Future] = {}
         self._kept = getattr(gh, "kept", None)  # app.github.ConditionalGitHub's, when it is one
-        # Where the repository keeps its policy file (the Action's `config` input); the snapshot holds it as
-        # the checks read it, under CONFIG_PATH.
+        # Where the repository keeps its policy file (the Action's `config` input; `Snapshot.config_path`).
         self.config_path = config_path
 
     # --- plumbing ------------------------------------------------------------
@@ -274,7 +273,7 @@ class Gatherer:
             truncated = f"GitHub lists at most {MAX_FILES} files of a pull request; this one has more"
         elif len(commit_shas) >= MAX_COMMITS:
             truncated = f"GitHub lists at most {MAX_COMMITS} commits of a pull request; this one has more"
-        comments = self._edited(conversation, edits, Policy.from_yaml(policy_texts.get(CONFIG_PATH))[0])
+        comments = self._edited(conversation, edits, Policy.from_yaml(policy_texts.get(self.config_path))[0])
         comments.sort(key=lambda c: (c.created_at, c.kind, c.id))
 
         head_repo = pull.head.repo.full_name if pull.head.repo else ""
@@ -295,6 +294,7 @@ class Gatherer:
             workflow_runs=workflow_runs,
             policy_sha=tip_sha,
             policy=frozen_map(policy_texts),
+            config_path=self.config_path,
             master_base=frozen_map(master_base),
             master_head=frozen_map(master_head),
             bot_login=self.bot_login,
@@ -414,11 +414,11 @@ class Gatherer:
             self._texts(base_tree, [p for p in base_tree if policy.is_master_config(p)]),
             self._texts(head_tree, [p for p in head_tree if policy.is_master_config(p)]),
         )
-        if self.config_path != CONFIG_PATH:  # the policy file, wherever it is kept, is the checks' CONFIG_PATH
+        if self.config_path != CONFIG_PATH:  # the policy file is where the repository keeps it, not the default
             policy_texts.pop(CONFIG_PATH, None)
             config = (await self._text(tip_tree.get(self.config_path)))[0]
             if config is not None:
-                policy_texts[CONFIG_PATH] = config
+                policy_texts[self.config_path] = config
         return tip_sha, policy_texts, master_base, master_head
 
     async def _texts(self, tree: dict, paths: list[str]) -> dict[str, str]:

@@ -157,7 +157,7 @@ class JobRunner:
             raise as_github_error(exc, path) from None
         content = getattr(resp.parsed_data, "content", None)
         text, _why = decode_text(base64.b64decode(content) if content else None)
-        policy, problems = Policy.from_yaml(text)
+        policy, problems = Policy.from_yaml(text, path)
         if problems:
             log.warning("ignoring repository settings", extra={"repo": repo, "problems": list(problems)})
         return policy
