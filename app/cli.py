@@ -31,20 +31,21 @@ def _verify(args: argparse.Namespace) -> int:
     import asyncio
 
     from .event import nothing_to_verify, verify_event
-    from .verify import COULD_NOT_RUN, CannotRun, exit_code, report, verify_pr, write_output
+    from .verify import COULD_NOT_RUN, CannotRun, config_path, exit_code, report, verify_pr, write_output
 
     try:
         if args.event is not None and args.pr is not None:
             raise CannotRun("give a pull request or --event FILE, not both")
+        config = config_path(args.config)
         if args.event is not None:
-            outcome = asyncio.run(verify_event(args.event, args.publish))
+            outcome = asyncio.run(verify_event(args.event, args.publish, config=config))
             if isinstance(outcome, str):
                 print(nothing_to_verify(outcome))
                 write_output([])
                 return 0
             results, stats = outcome
         elif args.pr is not None:
-            results, stats = asyncio.run(verify_pr(args.pr, args.publish))
+            results, stats = asyncio.run(verify_pr(args.pr, args.publish, config))
         else:
             raise CannotRun("give a pull request (https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N) or --event FILE")
     except CannotRun as exc:
@@ -183,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--event", metavar="FILE", help="a GitHub Actions event payload ($GITHUB_EVENT_PATH), with "
                                                    "GITHUB_EVENT_NAME and GITHUB_REPOSITORY")
     p.add_argument("--publish", action="store_true", help="post what the App posts (default: a dry run)")
+    p.add_argument("--config", metavar="PATH", default=".github/signoff-bot.yml",
+                   help="the repository's policy file, read at the tip of the PR's base branch as the App reads "
+                        "it (default: .github/signoff-bot.yml)")
     p.add_argument("--json", action="store_true", help="print replay's JSON object (one line a PR)")
     p.set_defaults(func=_verify)
 

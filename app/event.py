@@ -25,6 +25,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from checks.policy import CONFIG_PATH
+
 from .github import CallStats, GitHubError
 from .publish import CHECK_NAME
 from .store import JobSpec
@@ -102,8 +104,8 @@ def load(path: str) -> Any:
         raise CannotRun(f"the event file {path} is not JSON: {exc}") from None
 
 
-async def verify_event(path: str, publish: bool,
-                       env: Mapping[str, str] | None = None) -> str | tuple[list[Result], CallStats]:
+async def verify_event(path: str, publish: bool, env: Mapping[str, str] | None = None,
+                       config: str = CONFIG_PATH) -> str | tuple[list[Result], CallStats]:
     """Run what the event causes (see the module's docstring): the results, or why nothing was verified."""
     env = os.environ if env is None else env
     payload = load(path)
@@ -122,16 +124,16 @@ async def verify_event(path: str, publish: bool,
     try:
         if publish:
             edited = [(s.repo, s.pr) for s in specs if s.kind == "comment" and s.payload.get("action") == "edited"]
-            return await run_jobs(acc, specs, edited), acc.stats
-        return await _dry(acc, specs), acc.stats
+            return await run_jobs(acc, specs, edited, config), acc.stats
+        return await _dry(acc, specs, config), acc.stats
     except GitHubError as exc:
         raise CannotRun(one_line(exc, acc.via)) from None
 
 
-async def _dry(acc: Access, specs: list[JobSpec]) -> list[Result]:
+async def _dry(acc: Access, specs: list[JobSpec], config: str) -> list[Result]:
     """Without --publish: the verdict of each PR the jobs name, now (whether the App would verify it, after
     re-reading the comment or the workflow, is the jobs' to decide, and they are not run)."""
     prs = sorted({(s.repo, s.pr) for s in specs if s.pr})
     if not prs:
         raise CannotRun("the event names no pull request (a fork's run: its PRs are looked up with --publish)")
-    return [await dry_run(acc, repo, pr) for repo, pr in prs]
+    return [await dry_run(acc, repo, pr, config) for repo, pr in prs]

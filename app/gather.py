@@ -27,7 +27,9 @@ truncates (over 3,000 files, 250 commits) make the snapshot fail closed.
 
 Gathering runs in rounds: a first snapshot, then the evidence the checks
 found missing (`checks.engine.Completion`), until nothing more is wanted; the
-last round's verdict comes with the snapshot. The checks run where `checks`
+last round's verdict comes with the snapshot. The rounds are
+`app.fetcher.complete`, as for a world: the Gatherer is the `Fetcher` that
+reads their evidence from GitHub. The checks run where `checks`
 runs them (app/judge.py: a process of its own in the server). Nothing of the PR head is
 executed or checked out.
 
@@ -45,13 +47,14 @@ import asyncio
 import base64
 import re
 from dataclasses import replace
+from collections.abc import Collection
 from typing import Any, Awaitable, Callable, Hashable, TypeVar
 
 from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
 from checks import anticipated, signoff
-from checks.evidence import UpstreamTarget, Wanted
+from checks.evidence import UpstreamTarget
 from checks.policy import CONFIG_PATH, Policy
 from checks.registry import RULES
 from checks.rule import Rule
@@ -70,6 +73,7 @@ from checks.snapshot import (
 
 from . import artifacts as artifact_zip
 from .edits import LastEdit, last_edits
+from .fetcher import complete
 from .files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, blob_sha, decode_text
 from .github import GitHubError, app_id_of, as_github_error, call, is_name, pages, reads_teams, url_path
 from .github_objects import as_artifact, as_check_run, as_comment, as_workflow_run, iso
@@ -87,7 +91,8 @@ T = TypeVar("T")
 class Gatherer:
     """Reads one repository through one githubkit client; each read once, blobs by SHA, across calls."""
 
-    def __init__(self, gh: GitHub, repo: str, bot_login: str = "signoff-bot[bot]", checks: Checks = IN_THREAD):
+    def __init__(self, gh: GitHub, repo: str, bot_login: str = "signoff-bot[bot]", checks: Checks = IN_THREAD,
+                 config_path: str = CONFIG_PATH):
         self.gh = gh
         self.checks = checks  # where the evidence rounds' checks run (app/judge.py)
         self.repo = repo
@@ -97,7 +102,8 @@ class Gatherer:
         self.reads_teams = reads_teams(gh)  # whether a 404 on a team membership means "not a member"
         self._reads: dict[Hashable, asyncio.Future] = {}
         self._kept = getattr(gh, "kept", None)  # app.github.ConditionalGitHub's, when it is one
-        self._tip_tree: dict[str, tuple[str, int, str]] = {}  # the base branch tip's, once read
+        # Where the repository keeps its policy file (the Action's `config` input; `Snapshot.config_path`).
+        self.config_path = config_path
 
     # --- plumbing ------------------------------------------------------------
 
@@ -208,6 +214,10 @@ class Gatherer:
         raw = base64.b64decode(data.content) if data.encoding == "base64" else str(data.content).encode()
         return decode_text(raw)[0]
 
+    def known_pull(self, number: int, pull: Any) -> None:
+        """Take `pull` (GitHub's object, read a moment ago by the same command) as this gatherer's read of it."""
+        self._once(("pull", number), lambda: _value(pull))
+
     # --- the snapshot ----------------------------------------------------------
 
     async def verify(self, number: int, now: str, rules: tuple[Rule, ...] = RULES) -> Rounds:
@@ -216,9 +226,7 @@ class Gatherer:
         done: Rounds | None = None
         try:
             done = await self.checks.rounds(await self._first_round(number, now), rules)
-            while (want := done.wanted()) is not None:
-                await done.add(await self._with_evidence(done.snapshot, want))
-            return done
+            return await complete(done, self)
         finally:
             if done is not None:
                 done.close()
@@ -265,7 +273,7 @@ class Gatherer:
             truncated = f"GitHub lists at most {MAX_FILES} files of a pull request; this one has more"
         elif len(commit_shas) >= MAX_COMMITS:
             truncated = f"GitHub lists at most {MAX_COMMITS} commits of a pull request; this one has more"
-        comments = self._edited(conversation, edits, Policy.from_yaml(policy_texts.get(CONFIG_PATH))[0])
+        comments = self._edited(conversation, edits, Policy.from_yaml(policy_texts.get(self.config_path))[0])
         comments.sort(key=lambda c: (c.created_at, c.kind, c.id))
 
         head_repo = pull.head.repo.full_name if pull.head.repo else ""
@@ -286,6 +294,7 @@ class Gatherer:
             workflow_runs=workflow_runs,
             policy_sha=tip_sha,
             policy=frozen_map(policy_texts),
+            config_path=self.config_path,
             master_base=frozen_map(master_base),
             master_head=frozen_map(master_head),
             bot_login=self.bot_login,
@@ -358,7 +367,7 @@ class Gatherer:
         tip_sha = branch.commit.sha
         if at_branch is not None and at_branch[0] == branch.commit.commit.tree.sha:
             self._once(("tree", self.repo, tip_sha), lambda: _value(at_branch[1]))
-        tip_tree = self._tip_tree = await self._tree(tip_sha)
+        tip_tree = await self._tree(tip_sha)
         return tip_sha, tip_tree, guess
 
     async def _policy(self, base_ref: str,
@@ -366,9 +375,9 @@ class Gatherer:
         """(the tip's SHA, its tree, the policy its config sets). The config read by path is the config's blob
         whenever the tip's tree names the same blob (content-addressed); else the blob is read."""
         tip_sha, tip_tree, guess = await tip_f
-        entry = tip_tree.get(CONFIG_PATH)
+        entry = tip_tree.get(self.config_path)
         if entry is not None and self._kept is not None:
-            self._kept.discard(("no config at", self.repo, base_ref))
+            self._kept.discard(("no config at", self.repo, self.config_path, base_ref))
         if guess is not None and entry is not None and guess[0] == entry[0] and entry[2] != SYMLINK_MODE:
             self._immutable(("blob", self.repo, entry[0]), lambda: _value(guess[1]))
         return tip_sha, tip_tree, Policy.from_yaml((await self._text(entry))[0])[0]
@@ -377,11 +386,12 @@ class Gatherer:
         """(blob SHA, (text, why not)) of the config at branch `ref`; None when there is none to guess from.
         A branch found without a config is not asked again by this client (a 404 is not conditional, so it
         would count against the rate limit every time) until a tip's tree shows one (`_policy`)."""
-        absent = ("no config at", self.repo, ref)
-        if self._kept is not None and self._kept.get(absent) is not None:
+        absent = ("no config at", self.repo, self.config_path, ref)
+        quoted = url_path(self.config_path)
+        if quoted is None or self._kept is not None and self._kept.get(absent) is not None:
             return None
         try:
-            resp = await self.gh.rest.repos.async_get_content(self.owner, self.name, CONFIG_PATH, ref=ref)
+            resp = await self.gh.rest.repos.async_get_content(self.owner, self.name, quoted, ref=ref)
             data = resp.parsed_data
         except RequestFailed as exc:
             if exc.response.status_code == 404 and self._kept is not None:
@@ -399,11 +409,17 @@ class Gatherer:
         """(the tip's SHA, policy files at the base branch tip, master configs at base, at head), each
         path -> text."""
         (tip_sha, tip_tree, policy), base_tree, head_tree = await asyncio.gather(policy_f, base_tree_f, head_tree_f)
-        return tip_sha, *await asyncio.gather(
+        policy_texts, master_base, master_head = await asyncio.gather(
             self._texts(tip_tree, [p for p in tip_tree if policy.is_policy_file(p)]),
             self._texts(base_tree, [p for p in base_tree if policy.is_master_config(p)]),
             self._texts(head_tree, [p for p in head_tree if policy.is_master_config(p)]),
         )
+        if self.config_path != CONFIG_PATH:  # the policy file is where the repository keeps it, not the default
+            policy_texts.pop(CONFIG_PATH, None)
+            config = (await self._text(tip_tree.get(self.config_path)))[0]
+            if config is not None:
+                policy_texts[self.config_path] = config
+        return tip_sha, policy_texts, master_base, master_head
 
     async def _texts(self, tree: dict, paths: list[str]) -> dict[str, str]:
         """path -> text of those of `paths` that are text."""
@@ -457,12 +473,12 @@ class Gatherer:
             ((conversation, _edits), (_tip, _tree, policy)) = await asyncio.gather(conversation_f, policy_f)
             sign = anticipated.find_signoff((c for c, _node in conversation), policy, self.bot_login)
             for target in anticipated.upstream(sign):
-                _quiet(self._upstream(target))
+                _quiet(self.upstream(target))
             _tip_sha, policy_texts, _base, _head = await policy_files_f
         except Exception:  # noqa: BLE001 - see the docstring
             return
         for team, login in anticipated.memberships(sign, policy, policy_texts):
-            _quiet(self._membership(team, login))
+            _quiet(self.membership(team, login))
 
     def owned_check_runs(self, sha: str) -> list | None:
         """This App's `codeowner-signoff-verify` runs on `sha` as listed while gathering, newest first, as
@@ -507,48 +523,23 @@ class Gatherer:
             self.owner, self.name, run_id, key="artifacts"))
         return tuple(as_artifact(a) for a in found)
 
-    # --- second round: what the checks asked for ------------------------------
+    # --- the evidence rounds: what the checks asked for (app.fetcher.Fetcher) ---------------
 
-    async def _with_evidence(self, snap: Snapshot, want: Wanted) -> Snapshot:
-        policy, _err = Policy.from_yaml(snap.policy.get(CONFIG_PATH))
-        prefixes = policy.eval_artifact_prefixes + policy.bmk_artifact_prefixes
-        curves = [p for p in self._tip_tree if any(policy.is_golden_curve(p, stem) for stem in want.golden)]
-        curve_texts, files, runs, upstream, teams, permissions = await asyncio.gather(
-            self._texts(self._tip_tree, curves),
-            asyncio.gather(*(self._contents(path, sha) for sha, path in want.files)),
-            asyncio.gather(*(self._run_evidence(i, prefixes) for i in want.runs)),
-            asyncio.gather(*(self._upstream(t) for t in want.upstream)),
-            asyncio.gather(*(self._membership(team, login) for team, login in want.teams)),
-            asyncio.gather(*(self._permission(login) for login in want.permissions)),
-        )
-        extra: dict[str, dict[str, str | None]] = {}
-        for (sha, path), text in zip(want.files, files):
-            extra.setdefault(sha, {})[path] = text
-        by_id = {r.id: r for r in snap.workflow_runs}
-        unpacked: list[ArtifactFiles] = []
-        for run, artifacts in runs:
-            if run is not None:
-                by_id[run.id] = run  # the fuller record, with artifacts
-                unpacked += artifacts
-        team_map: dict[str, tuple[str, ...]] = {}
-        for (team, login), member in zip(want.teams, teams):
-            if member is None:
-                continue  # unknown: GitHub would not tell us
-            known = team_map.setdefault(team, ())
-            if member:
-                team_map[team] = tuple(sorted(set(known) | {login}))
-        return replace(
-            snap,
-            policy=frozen_map({**snap.policy, **curve_texts}),
-            extra_files=frozen_map({sha: frozen_map(f) for sha, f in extra.items()}),
-            workflow_runs=tuple(sorted(by_id.values(), key=lambda r: r.id)),
-            artifacts=tuple(sorted(unpacked, key=lambda a: (a.run_id, a.artifact_id))),
-            upstream=tuple(upstream),
-            teams=frozen_map(team_map),
-            collaborators=frozen_map({login: p for login, p in zip(want.permissions, permissions)}),
-        )
+    async def file(self, sha: str, path: str) -> str | None:
+        """Text of `path` at commit `sha`. From the commit's tree when this gatherer read it (the base, the
+        head, the base branch tip): a path the tree lacks costs no request, one it holds is its blob, read
+        once and shared with every other read of it, and a symlink is not followed, as everywhere else.
+        Any other commit's file is read by path."""
+        tree = self._reads.get(("tree", self.repo, sha))
+        if tree is None:
+            return await self._contents(path, sha)
+        return (await self._text((await tree).get(path)))[0]
 
-    async def _run_evidence(self, run_id: int, prefixes: tuple[str, ...]) -> tuple[WorkflowRun | None, list]:
+    async def paths(self, sha: str) -> Collection[str]:
+        """The files of commit `sha`, from its tree (read once)."""
+        return (await self._tree(sha)).keys()
+
+    async def run(self, run_id: int, prefixes: tuple[str, ...]) -> tuple[WorkflowRun | None, list]:
         """A workflow run with its artifacts listed, and its eval and benchmark artifacts unpacked."""
         run = await self._workflow_run(run_id)
         if run is None:
@@ -572,7 +563,7 @@ class Gatherer:
         files, error = artifact_zip.unpack(resp.content)
         return ArtifactFiles(artifact.id, artifact.name, run_id, frozen_map(files), error)
 
-    async def _upstream(self, target: UpstreamTarget) -> UpstreamDoc:
+    async def upstream(self, target: UpstreamTarget) -> UpstreamDoc:
         return await self._once(("upstream", target), lambda: self._read_upstream(target))
 
     async def _read_upstream(self, target: UpstreamTarget) -> UpstreamDoc:
@@ -633,7 +624,7 @@ class Gatherer:
                            error=f"no {' or '.join(target.paths) or 'source file'} on "
                                  f"{target.repo}@{repo.default_branch}", missing=True)
 
-    async def _membership(self, team: str, login: str) -> bool | None:
+    async def membership(self, team: str, login: str) -> bool | None:
         """True/False when GitHub says whether `login` is in `team`; None when it will not say (a 403, or a 404
         to a token that cannot read the organisation's teams: GitHub hides them from it)."""
         return await self._once(("member", team, login), lambda: self._read_membership(team, login))
@@ -653,7 +644,7 @@ class Gatherer:
             raise
         return str(m.state) == "active"
 
-    async def _permission(self, login: str) -> str:
+    async def permission(self, login: str) -> str:
         return await self._once(("permission", login), lambda: self._read_permission(login))
 
     async def _read_permission(self, login: str) -> str:

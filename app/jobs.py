@@ -41,13 +41,23 @@ from githubkit.exception import RequestFailed
 from checks import acceptance
 from checks import commands as command_rules
 from checks import signoff, standing
-from checks.policy import CONFIG_PATH, Policy
+from checks.policy import Policy
 from checks.registry import LINT
 from checks.snapshot import Comment, Snapshot
 
 from .files import decode_text
 from .gather import MAX_COMMITS, Gatherer
-from .github import CallStats, GitHubError, as_github_error, call, http_timeout, installation_client, pages, warm_up
+from .github import (
+    CallStats,
+    GitHubError,
+    as_github_error,
+    call,
+    http_timeout,
+    installation_client,
+    pages,
+    url_path,
+    warm_up,
+)
 from .github_objects import as_artifact, as_comment, as_workflow_run
 from .judge import IN_THREAD, Checks
 from .observability import Metrics
@@ -113,6 +123,10 @@ class JobRunner:
     clients: Clients
     metrics: Metrics
     checks: Checks = IN_THREAD  # where a verification's checks run (app/judge.py)
+    # The pulls this runner's jobs read, for its later jobs to reuse: None in the App, whose every job reads
+    # GitHub afresh; `signoff-bot verify` runs the jobs one event causes back to back, within one command, and
+    # keeps them (a comment job's read of the PR is then its verification's, one round trip less).
+    pulls: dict[tuple[str, int], Any] | None = None
 
     async def run(self, job: Job) -> None:
         handler = getattr(self, f"_{job.kind}", None)
@@ -125,28 +139,37 @@ class JobRunner:
 
     # --- helpers ------------------------------------------------------------------
 
-    async def _policy(self, gh: GitHub, repo: str, ref: str) -> Policy:
-        """The repository's policy, read from its base branch as a verification reads it (`decode_text`,
-        `Policy.from_yaml`): what it ignores is logged here and noted on the verdict."""
+    async def _policy(self, gh: GitHub, repo: str, ref: str | None) -> Policy:
+        """The repository's policy, read from its base branch (None: its default branch) as a verification
+        reads it (`decode_text`, `Policy.from_yaml`): what it ignores is logged here and noted on the verdict."""
         owner, name = repo.split("/", 1)
+        path = self.settings.config_path
+        quoted = url_path(path)
+        if quoted is None:
+            return Policy()  # no request can name it; the verification reads none either
         try:
-            resp = await gh.rest.repos.async_get_content(owner, name, CONFIG_PATH, ref=ref)
+            resp = await gh.rest.repos.async_get_content(owner, name, quoted, **({"ref": ref} if ref else {}))
         except RequestFailed as exc:
             if exc.response.status_code == 404:
                 return Policy()
-            raise as_github_error(exc, CONFIG_PATH) from None
+            raise as_github_error(exc, path) from None
         except Exception as exc:  # noqa: BLE001
-            raise as_github_error(exc, CONFIG_PATH) from None
+            raise as_github_error(exc, path) from None
         content = getattr(resp.parsed_data, "content", None)
         text, _why = decode_text(base64.b64decode(content) if content else None)
-        policy, problems = Policy.from_yaml(text)
+        policy, problems = Policy.from_yaml(text, path)
         if problems:
             log.warning("ignoring repository settings", extra={"repo": repo, "problems": list(problems)})
         return policy
 
-    async def _pull(self, gh: GitHub, repo: str, pr: int):
+    async def _pull(self, gh: GitHub, repo: str, pr: int, fresh: bool = False):
+        """The pull as GitHub has it now, or as an earlier job of this runner read it (`pulls`) unless `fresh`."""
+        if not fresh and self.pulls is not None and (repo, pr) in self.pulls:
+            return self.pulls[repo, pr]
         owner, name = repo.split("/", 1)
         resp = await call(f"pull #{pr}", gh.rest.pulls.async_get, owner, name, pr)
+        if self.pulls is not None:
+            self.pulls[repo, pr] = resp.parsed_data
         return resp.parsed_data
 
     async def _enqueue_verify(self, job: Job, reason: str, **extra: Any) -> None:
@@ -159,9 +182,13 @@ class JobRunner:
     async def _comment(self, job: Job, gh: GitHub) -> None:
         owner, name = job.repo.split("/", 1)
         kind, cid = job.payload["comment_kind"], int(job.payload["comment_id"])
-        pull, comment = await asyncio.gather(self._pull(gh, job.repo, job.pr),
-                                             self._read_comment(gh, job.repo, job.pr, kind, cid))
-        policy = await self._policy(gh, job.repo, pull.base.ref)
+        # The policy of the default branch is read beside the PR, a guess at its base branch's (most PRs are
+        # based on it): a PR based on another branch costs a round trip more, every other one a round trip less.
+        pull, comment, at_default = await asyncio.gather(self._pull(gh, job.repo, job.pr),
+                                                         self._read_comment(gh, job.repo, job.pr, kind, cid),
+                                                         self._policy(gh, job.repo, None))
+        policy = at_default if pull.base.ref == pull.base.repo.default_branch else \
+            await self._policy(gh, job.repo, pull.base.ref)
         if comment is None or signoff.is_bot(comment, self.settings.bot_login):
             return
         # An edit may also have made a sign-off no sign-off: re-verify a PR that had a verdict.
@@ -324,7 +351,9 @@ class JobRunner:
 
     async def _verify(self, job: Job, gh: GitHub) -> None:
         started = time.monotonic()
-        gatherer = Gatherer(gh, job.repo, self.settings.bot_login, self.checks)
+        gatherer = Gatherer(gh, job.repo, self.settings.bot_login, self.checks, self.settings.config_path)
+        if self.pulls is not None and (job.repo, job.pr) in self.pulls:
+            gatherer.known_pull(job.pr, self.pulls[job.repo, job.pr])
         done = await gatherer.verify(job.pr, utc_now())
         snap, verdict = done.snapshot, done.verdict
         for row in verdict.rows:
@@ -351,7 +380,7 @@ class JobRunner:
             return
         verdict = acceptance.apply(verdict, [a for a in verdict.acceptances if not a.problem and (
             await asyncio.to_thread(self._freshness, job, snap, a.comment, content, records, "acceptance")).fresh])
-        current = await self._pull(gh, job.repo, job.pr)
+        current = await self._pull(gh, job.repo, job.pr, fresh=True)
         # A push landed while verifying: the result belongs to the old head only; the sticky comment waits.
         sticky = current.head.sha == snap.pr.head_sha
         if not await asyncio.to_thread(self.store.heartbeat, job, job.owner, self.settings.lease_seconds):
@@ -448,8 +477,8 @@ class JobRunner:
     # --- lint ----------------------------------------------------------------------------
 
     async def _lint(self, job: Job, gh: GitHub) -> None:
-        done = await Gatherer(gh, job.repo, self.settings.bot_login, self.checks).verify(job.pr, utc_now(),
-                                                                                     rules=LINT)
+        done = await Gatherer(gh, job.repo, self.settings.bot_login, self.checks,
+                              self.settings.config_path).verify(job.pr, utc_now(), rules=LINT)
         snap, findings = done.snapshot, done.verdict.lint_findings
         publisher = Publisher(gh, job.repo, self.settings.bot_login)
         summary = "\n".join(f"- `{f.path}:{f.line}` [{f.rule}] {f.message}" for f in findings) or "No findings."

@@ -2,20 +2,21 @@
 
 The engine's tests and the engine benchmark use this; `app.gather` builds the
 same snapshot through the GitHub API (served by the fake from the same
-world), and a test holds the two to equality. Evidence is chosen the same
-way as in production: a first snapshot, then what the checks found missing
-(`checks.engine.Completion`), until nothing more is wanted. `signoff-bot
+world), and a test holds the two to equality. Evidence is chosen and fetched
+as in production: a first snapshot, then what the checks found missing
+(`checks.engine.Completion`), until nothing more is wanted, by the same
+rounds (`app.fetcher.complete`) with the world as their `Fetcher`. `signoff-bot
 backtest` reads a git repository as a world (`app.gitrepo`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from collections.abc import Collection
 from typing import Any
 
 from checks.engine import Completion
-from checks.evidence import UpstreamTarget, Wanted
+from checks.evidence import MISSING, Missing, UpstreamTarget
 from checks.policy import CONFIG_PATH, Policy
 from checks.registry import RULES
 from checks.rule import Rule
@@ -33,6 +34,7 @@ from checks.snapshot import (
 )
 
 from . import artifacts as artifact_zip
+from .fetcher import complete_here
 from .files import NOT_FOLLOWED, decode_text
 from .world import Commit, Repo, World, diff_trees
 
@@ -46,10 +48,7 @@ def judge_world(world: World, number: int | None = None, rules: tuple[Rule, ...]
     just its rules (`checks.registry.rules_of`).
     """
     repo, pr = world.pull_repo(number)
-    done = Completion(_base_snapshot(world, repo, pr), rules)
-    while (want := done.wanted()) is not None:
-        done.add(_with_evidence(world, repo, done.snapshot, want))
-    return done
+    return complete_here(Completion(_base_snapshot(world, repo, pr), rules), WorldFetcher(world, repo))
 
 
 def snapshot_from_world(world: World, number: int | None = None, rules: tuple[Rule, ...] = RULES) -> Snapshot:
@@ -217,60 +216,53 @@ def _workflow_run(world: World, repo: str, r: dict, with_artifacts: bool = False
     )
 
 
-def _with_evidence(world: World, repo: Repo, snap: Snapshot, want: Wanted) -> Snapshot:
-    policy, _err = Policy.from_yaml(snap.policy.get(CONFIG_PATH))
-    extra: dict[str, dict[str, str | None]] = {}
-    for sha, path in want.files:
-        commit = repo.commits.get(sha)
-        if commit is not None:
-            extra.setdefault(sha, {})[path] = _text_of(commit, path)
+class WorldFetcher:
+    """The `app.fetcher.Fetcher` of a world's PR (and of a git history, read as a world): what GitHub would
+    answer, read from the world's files."""
 
-    runs = {r.id: r for r in snap.workflow_runs}
-    for run_id in want.runs:
-        raw = repo.workflow_run(run_id)
-        if raw is not None:
-            runs[run_id] = _workflow_run(world, repo.full_name, raw, with_artifacts=True)
-    artifacts = []
-    prefixes = policy.eval_artifact_prefixes + policy.bmk_artifact_prefixes
-    for run_id in want.runs:
-        run = runs.get(run_id)
-        for a in run.artifacts if run else ():
+    def __init__(self, world: World, repo: Repo) -> None:
+        self.world = world
+        self.repo = repo
+
+    async def file(self, sha: str, path: str) -> str | None | Missing:
+        commit = self.repo.commits.get(sha)
+        return MISSING if commit is None else _text_of(commit, path)
+
+    async def paths(self, sha: str) -> Collection[str]:
+        commit = self.repo.commits.get(sha)
+        return commit.files.keys() if commit is not None else ()
+
+    async def run(self, run_id: int, prefixes: tuple[str, ...]) -> tuple[WorkflowRun | None, list[ArtifactFiles]]:
+        raw = self.repo.workflow_run(run_id)
+        if raw is None:
+            return None, []
+        run = _workflow_run(self.world, self.repo.full_name, raw, with_artifacts=True)
+        artifacts = []
+        for a in run.artifacts:
             if not a.name.startswith(prefixes):
                 continue
-            archive = _archive_files(world, run_id, a)
+            archive = _archive_files(self.world, run_id, a)
             if archive is not None:
                 artifacts.append(archive)
                 continue
             files = {}
-            for name, data in world.artifact_files(a.id).items():
+            for name, data in self.world.artifact_files(a.id).items():
                 text, _err = decode_text(data)
                 if name.endswith(".json") and text is not None:
                     files[name] = text
             artifacts.append(ArtifactFiles(a.id, a.name, run_id, frozen_map(files),
                                            "artifact expired" if a.expired else None))
+        return run, artifacts
 
-    tip = repo.commits.get(snap.policy_sha)
-    curves = {p: _text_of(tip, p) for p in (tip.files if tip else ())
-              if any(policy.is_golden_curve(p, stem) for stem in want.golden)}
-    upstream = tuple(_upstream(world, t) for t in want.upstream)
-    teams = {}
-    for team, login in want.teams:
-        members = world.teams.get(team, [])  # GitHub answers 404 for a non-member and for an unknown team
-        known = teams.setdefault(team, ())
-        if login.lower() in {m.lower() for m in members}:
-            teams[team] = tuple(sorted(set(known) | {login}))
-    collaborators = {login: repo.collaborators.get(login, "none") for login in want.permissions}
+    async def upstream(self, target: UpstreamTarget) -> UpstreamDoc:
+        return _upstream(self.world, target)
 
-    return replace(
-        snap,
-        policy=frozen_map({**snap.policy, **{p: t for p, t in curves.items() if t is not None}}),
-        extra_files=frozen_map({sha: frozen_map(files) for sha, files in extra.items()}),
-        workflow_runs=tuple(sorted(runs.values(), key=lambda r: r.id)),
-        artifacts=tuple(sorted(artifacts, key=lambda a: (a.run_id, a.artifact_id))),
-        upstream=upstream,
-        teams=frozen_map(teams),
-        collaborators=frozen_map(collaborators),
-    )
+    async def membership(self, team: str, login: str) -> bool:
+        members = self.world.teams.get(team, [])  # GitHub answers 404 for a non-member and for an unknown team
+        return login.lower() in {m.lower() for m in members}
+
+    async def permission(self, login: str) -> str:
+        return self.repo.collaborators.get(login, "none")
 
 
 def _archive_files(world: World, run_id: int, a: Artifact) -> ArtifactFiles | None:

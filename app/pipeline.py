@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from githubkit import GitHub
 
+from checks.policy import CONFIG_PATH
 from checks.result import Verdict
 from checks.snapshot import Snapshot
 
@@ -22,9 +23,9 @@ class Outcome:
 
 
 async def verify(gh: GitHub, repo: str, number: int, now: str, bot_login: str = "signoff-bot[bot]",
-                 publish: bool = True, checks: Checks = IN_THREAD) -> Outcome:
+                 publish: bool = True, checks: Checks = IN_THREAD, config_path: str = CONFIG_PATH) -> Outcome:
     async with gh:  # one HTTP client, keep-alive connections, for the whole verification
-        gatherer = Gatherer(gh, repo, bot_login, checks)
+        gatherer = Gatherer(gh, repo, bot_login, checks, config_path)
         done = await gatherer.verify(number, now)
         snap, verdict = done.snapshot, done.verdict
         published = Published()

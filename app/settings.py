@@ -7,6 +7,8 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Mapping
 
+from checks.policy import CONFIG_PATH
+
 from .store import POSTGRES_SCHEMES, SQLITE_SCHEME
 
 
@@ -36,6 +38,7 @@ class Settings:
     job_budget_seconds: float = 900.0
     max_attempts: int = 8
     http_timeout: float = 15.0  # seconds a GitHub call may take to answer (connecting: at most 5)
+    config_path: str = CONFIG_PATH  # the repository's policy file, read at the base branch tip
 
     def __repr__(self) -> str:  # never print secrets
         return f"Settings(app_id={self.app_id}, github_url={self.github_url!r}, db_path={redacted(self.db_path)!r})"

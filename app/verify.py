@@ -30,6 +30,7 @@ from pathlib import Path
 from githubkit import GitHub
 
 from checks import standing
+from checks.policy import CONFIG_PATH
 from checks.result import Verdict
 from checks.rule import Rule
 from checks.snapshot import Snapshot
@@ -44,6 +45,7 @@ from .github import (
     call,
     client,
     installation_client,
+    url_path,
 )
 from .jobs import JobRunner, utc_now
 from .judge import IN_THREAD, Checks, Rounds
@@ -78,6 +80,16 @@ PERSONAL = " (a personal token can never write check runs)"
 
 class CannotRun(Exception):
     """The verification could not run; the message is the one line that says why."""
+
+
+def config_path(text: str) -> str:
+    """A policy file's path in the repository (`--config`), as the App reads `.github/signoff-bot.yml`: at the
+    tip of the PR's base branch, never from the PR or the workspace."""
+    path = text.strip()
+    parts = path.split("/")
+    if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts) or url_path(path) is None:
+        raise CannotRun(f"--config {text!r} is not a path in the repository (like {CONFIG_PATH})")
+    return path
 
 
 def parse_pr(text: str) -> tuple[str, int]:
@@ -227,17 +239,21 @@ class Result:
                 }.get(self.recorded)
 
 
-async def run_jobs(acc: Access, specs: list[JobSpec], before: Sequence[tuple[str, int]] = ()) -> list[Result]:
+async def run_jobs(acc: Access, specs: list[JobSpec], before: Sequence[tuple[str, int]] = (),
+                   config: str = CONFIG_PATH) -> list[Result]:
     """Run `specs` and every job they queue, as the App's workers would, on a database of this command's
-    own; `before`: PRs that may have had a verdict (the App's database would know; this one cannot)."""
+    own; `before`: PRs that may have had a verdict (the App's database would know; this one cannot);
+    `config`: where the repository keeps its policy file."""
     with tempfile.TemporaryDirectory(prefix="signoff-bot-verify-") as tmp:
         store = SqliteStore(str(Path(tmp) / "verify.db"))
         try:
             for repo, pr in before:
                 store.record_verdict(repo, pr, "", "UNKNOWN")
-            settings = Settings(app_id=0, private_key="", webhook_secret="", bot_login=acc.bot_login)
+            settings = Settings(app_id=0, private_key="", webhook_secret="", bot_login=acc.bot_login,
+                                config_path=config)
             checks = Recording()
-            runner = JobRunner(settings, store, _OneClient(acc.gh), Metrics(), checks)  # type: ignore[arg-type]
+            runner = JobRunner(settings, store, _OneClient(acc.gh), Metrics(), checks,  # type: ignore[arg-type]
+                               pulls={})
             store.enqueue(specs)
             verified: list[tuple[str, int]] = []
             owner = f"signoff-bot-verify-{os.getpid()}"
@@ -266,11 +282,11 @@ def _result(store: SqliteStore, checks: Recording, repo: str, pr: int) -> Result
     return Result(repo, pr, recorded, done.snapshot if done else None, done.verdict if done else None, writes)
 
 
-async def dry_run(acc: Access, repo: str, number: int) -> Result:
+async def dry_run(acc: Access, repo: str, number: int, config: str = CONFIG_PATH) -> Result:
     """Gather and check as the App does; publish nothing. What the verify job would record: SKIPPED for a
     closed or draft PR, NO_SIGNOFF without a sign-off, STALE when a fresh one is needed (it posts no verdict
     then), else the verdict."""
-    outcome = await verify(acc.gh, repo, number, utc_now(), acc.bot_login, publish=False)
+    outcome = await verify(acc.gh, repo, number, utc_now(), acc.bot_login, publish=False, config_path=config)
     snap, verdict = outcome.snapshot, outcome.verdict
     if snap.pr.state != "open" or snap.pr.draft:
         return Result(repo, number, "SKIPPED", snap, verdict)
@@ -325,14 +341,15 @@ def write_output(results: list[Result], env: Mapping[str, str] | None = None) ->
         out.write(f"verdict={worst.outcome if worst else 'NONE'}\n")
 
 
-async def verify_pr(target: str, publish: bool) -> tuple[list[Result], CallStats]:
+async def verify_pr(target: str, publish: bool, config: str = CONFIG_PATH) -> tuple[list[Result], CallStats]:
     repo, number = parse_pr(target)
     acc = await access(repo)
     try:
         if publish:
-            results = await run_jobs(acc, [JobSpec("verify", repo, number, None, {"reason": "signoff-bot verify"})])
+            results = await run_jobs(acc, [JobSpec("verify", repo, number, None, {"reason": "signoff-bot verify"})],
+                                     config=config)
         else:
-            results = [await dry_run(acc, repo, number)]
+            results = [await dry_run(acc, repo, number, config)]
     except GitHubError as exc:
         raise CannotRun(one_line(exc, acc.via, f"{repo}#{number}")) from None
     return results, acc.stats

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from .policy import CONFIG_PATH, Policy
+from .policy import Policy
 from .result import CheckResult, Finding, Severity, Verdict
 from .signoff import find
 from .rule import LINT_ROW, Rule
@@ -88,7 +88,8 @@ def overrun_verdict(snap: Snapshot, rules: Sequence[Rule], overrun: Overrun,
     lint = None
     if any(r.kind == "lint" for r in rules):
         lint = CheckResult.undecided(LINT_ROW, "Recipe lint", reason, findings)
-    policy, problems = Policy.from_yaml(snap.policy.get(CONFIG_PATH))  # the base branch's: not the PR's text
+    policy, problems = Policy.from_yaml(snap.policy.get(snap.config_path),  # the base branch's: not the PR's text
+                                        snap.config_path)
     sign = previous.signoff if previous is not None else None
     if sign is None and overrun.signer is not None:
         sign = find(snap.comments, policy.signoff_phrase, snap.bot_login)

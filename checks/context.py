@@ -28,7 +28,7 @@ from typing import Any, Callable, TypeVar
 
 from . import bash, masterconfig, progress, signoff
 from .evidence import MISSING, UpstreamTarget, Wanted, Missing
-from .policy import CONFIG_PATH, Policy
+from .policy import Policy
 from .snapshot import ArtifactFiles, ChangedFile, Snapshot, UpstreamDoc, WorkflowRun
 from .yamlload import YamlProblem, load
 
@@ -149,7 +149,7 @@ class Context:
 
     @cached_property
     def _policy(self) -> tuple[Policy, tuple[str, ...]]:
-        return Policy.from_yaml(self.snap.policy.get(CONFIG_PATH))
+        return Policy.from_yaml(self.snap.policy.get(self.snap.config_path), self.snap.config_path)
 
     @property
     def policy(self) -> Policy:

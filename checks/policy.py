@@ -66,7 +66,7 @@ class Policy:
     workflow_changes: str = "note"
 
     @classmethod
-    def from_yaml(cls, text: str | None) -> tuple["Policy", tuple[str, ...]]:
+    def from_yaml(cls, text: str | None, path: str = CONFIG_PATH) -> tuple["Policy", tuple[str, ...]]:
         """The defaults overridden by each valid setting of `.github/signoff-bot.yml`, and what is wrong with
         the rest (`problems`, in file order, each naming its line); never raises.
 
@@ -80,18 +80,18 @@ class Policy:
         try:
             data = load(text)
         except YamlProblem as problem:
-            return policy, (f"{CONFIG_PATH}:{problem.line}: does not parse ({problem.message}); "
+            return policy, (f"{path}:{problem.line}: does not parse ({problem.message}); "
                             "every setting is the default",)
         if data is None:
             return policy, ()
         if not isinstance(data, dict):
-            return policy, (f"{CONFIG_PATH}: must be a mapping of settings; every setting is the default",)
+            return policy, (f"{path}: must be a mapping of settings; every setting is the default",)
         known = {f.name for f in fields(cls)}
         changes: dict = {}
         problems: list[str] = []
         for key, value in data.items():
             name = str(key).replace("-", "_")
-            where = f"{CONFIG_PATH}:{data.line_of(key)}"
+            where = f"{path}:{data.line_of(key)}"
             if name not in known:
                 close = difflib.get_close_matches(name, sorted(known), 1)
                 hint = f" (did you mean {close[0]}?)" if close else ""

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
+from .policy import CONFIG_PATH
+
 
 def frozen_map(data: Mapping | None = None) -> Mapping:
     """A read-only, key-sorted mapping (sorted so iteration is deterministic)."""
@@ -185,6 +187,7 @@ class Snapshot:
     artifacts: tuple[ArtifactFiles, ...] = ()
     policy_sha: str = ""
     policy: Mapping[str, str] = field(default_factory=frozen_map)  # path -> text at the base branch tip
+    config_path: str = CONFIG_PATH  # which of `policy` is the repository's policy file (the Action's `config`)
     master_base: Mapping[str, str] = field(default_factory=frozen_map)  # master configs at pr.base_sha
     master_head: Mapping[str, str] = field(default_factory=frozen_map)  # master configs at pr.head_sha
     # Further files the checks asked for: sha -> path -> text (None: absent at that commit).

@@ -216,3 +216,54 @@ def test_the_actions_steps_run_as_a_runner_runs_them(tmp_path: Path):
         installed = subprocess.run([str(python_bin / "python"), "-c", "import app; print(app.__file__)"],
                                    cwd=tmp_path, capture_output=True, text=True, check=True).stdout
         assert str(ROOT) not in installed and str(action) not in installed  # the installed wheel ran
+
+
+def run_verify_step(tmp: Path, fake: FakeGitHub, event: dict, inputs: dict[str, str]) -> tuple[int, str, str]:
+    """The action's verify step alone, as a runner runs it (its `env:` from `inputs`, its `run:` line in bash),
+    with this environment's signoff-bot on PATH; (exit code, stderr, what it wrote to GITHUB_OUTPUT)."""
+    [step] = [s for s in load(ACTION)["runs"]["steps"] if s.get("id") == "verify"]
+    event_path, output = tmp / "event.json", tmp / "output"
+    event_path.write_text(json.dumps(event), encoding="utf-8")
+    output.write_text("")
+    contexts = {"github.api_url": fake.url, **{f"inputs.{k}": v for k, v in inputs.items()}}
+    env = {"PATH": f"{BIN}{os.pathsep}/usr/bin{os.pathsep}/bin", "HOME": str(tmp), "GITHUB_ACTIONS": "true",
+           "GITHUB_EVENT_NAME": "issue_comment", "GITHUB_EVENT_PATH": str(event_path), "GITHUB_REPOSITORY": REPO,
+           "GITHUB_OUTPUT": str(output), **{k: evaluate(str(v), contexts) for k, v in step["env"].items()}}
+    script = tmp / "step.sh"
+    script.write_text(step["run"], encoding="utf-8")
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], env=env, cwd=tmp,
+                          capture_output=True, text=True, timeout=600)
+    return done.returncode, done.stderr, output.read_text()
+
+
+SIGNOFF = {"action": "created", "issue": {"number": PR, "pull_request": {"url": "…"}},
+           "comment": {"id": 5001, "user": {"login": "nv-owner", "type": "User"}},
+           "repository": {"full_name": REPO}, "sender": {"login": "nv-owner"}}
+
+
+def test_the_config_input_names_the_policy_file_read_at_the_base_branch(tmp_path: Path):
+    """`config: ci/signoff.yml` is the policy: read from the repository at the base branch tip, as the App reads
+    .github/signoff-bot.yml. That file renames the sign-off phrase, so the CODEOWNER's comment is no sign-off
+    and nothing is verified; with the default input the same comment is verified (REJECTED). A value the
+    event could write never reaches the script: it is the environment's, quoted."""
+    world = shutil.copytree(E2E_WORLD, tmp_path / "world")
+    (world / "trees" / "base" / "ci").mkdir()
+    (world / "trees" / "base" / "ci" / "signoff.yml").write_text('signoff_phrase: "Signed off by a CODEOWNER"\n',
+                                                                 encoding="utf-8")
+    defaults = {name: str(spec.get("default", "")) for name, spec in load(ACTION)["inputs"].items()}
+    assert defaults["config"] == ".github/signoff-bot.yml"
+    with FakeGitHub(world, tokens=TOKENS) as fake:
+        (tmp_path / "custom").mkdir()
+        code, err, output = run_verify_step(tmp_path / "custom", fake, SIGNOFF,
+                                            {"token": TOKEN, "config": "ci/signoff.yml"})
+        assert (code, output) == (0, "verdict=NONE\n"), err
+        assert fake.state.ledger.writes == []
+        (tmp_path / "default").mkdir()
+        code, err, output = run_verify_step(tmp_path / "default", fake, SIGNOFF,
+                                            {"token": TOKEN, "config": defaults["config"]})
+        assert (code, output) == (1, "verdict=REJECTED\n"), err
+        (tmp_path / "outside").mkdir()
+        code, err, output = run_verify_step(tmp_path / "outside", fake, SIGNOFF,
+                                            {"token": TOKEN, "config": "../$(touch pwned)/x.yml"})
+        assert code == 2 and "is not a path in the repository" in err, err
+        assert not (tmp_path / "outside" / "pwned").exists()

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from app import offline
+from app.fetcher import complete, with_evidence
 from app.judge import IN_THREAD, MB, Budget, Checks, Judge, JudgeLost, inputs_digest
 from app.replay import DEMO_WORLD
 from app.world import World
@@ -35,10 +36,11 @@ async def _judged(checks: Checks, world: World, rules=RULES):
     rounds that were run, and the digest of the final snapshot."""
     repo, pr = world.pull_repo(None)
     done = await checks.rounds(offline._base_snapshot(world, repo, pr), rules)
+    fetcher = offline.WorldFetcher(world, repo)
     rounds = 0
     while (want := done.wanted()) is not None:
         rounds += 1
-        await done.add(offline._with_evidence(world, repo, done.snapshot, want))
+        await done.add(await with_evidence(fetcher, done.snapshot, want))
     return done, rounds, await checks.digest(done.snapshot)
 
 
@@ -118,8 +120,9 @@ def test_rounds_begun_in_a_process_that_died_are_a_transient_error_in_the_next()
         os.kill(judge._processes[0]._process.pid, signal.SIGKILL)
         with pytest.raises(JudgeLost):  # the first request after the death learns of it
             asyncio.run(judge.digest(done.snapshot))
+        fuller = asyncio.run(with_evidence(offline.WorldFetcher(world, repo), done.snapshot, want))
         with pytest.raises(JudgeLost) as lost:  # the next process never saw these rounds
-            asyncio.run(done.add(offline._with_evidence(world, repo, done.snapshot, want)))
+            asyncio.run(done.add(fuller))
         assert lost.value.transient
     finally:
         judge.close()
@@ -157,10 +160,7 @@ def _heavy(world: World):
 
 async def _judged_snapshot(checks: Checks, world: World, snap):
     repo, _ = world.pull_repo(None)
-    done = await checks.rounds(snap, RULES)
-    while (want := done.wanted()) is not None:
-        await done.add(offline._with_evidence(world, repo, done.snapshot, want))
-    return done
+    return await complete(await checks.rounds(snap, RULES), offline.WorldFetcher(world, repo))
 
 
 def test_checks_that_outrun_their_cpu_budget_are_stopped_undecided_and_the_process_replaced():

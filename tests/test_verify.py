@@ -249,3 +249,19 @@ def test_a_pull_request_without_a_signoff_waits_for_one(tmp_path, monkeypatch, c
         assert f"{REPO}#{PR}: no CODEOWNER sign-off yet; nothing to verify until one is posted" in ran.out
     assert [(r["status"], r["output"]["title"]) for r in runs] == [("queued", "Awaiting a CODEOWNER sign-off")]
     assert sticky_comments(fake) == []
+
+
+def test_config_names_the_policy_file_and_the_verdict_names_it_back(tmp_path, monkeypatch, capsys):
+    """`--config ci/signoff.yml` is the policy read at the base branch tip, in place of .github/signoff-bot.yml
+    (tests/test_action.py: its settings apply); what it gets wrong is noted on the verdict under its own name."""
+    world = e2e_variant(tmp_path, lambda data: None)
+    (world / "trees" / "base" / "ci").mkdir()
+    (world / "trees" / "base" / "ci" / "signoff.yml").write_text("lint: advice\nlnit: advice\n", encoding="utf-8")
+    with FakeGitHub(world, tokens=TOKENS) as fake:
+        ran = run_verify(monkeypatch, capsys, fake, TARGET, "--config", "ci/signoff.yml", GITHUB_TOKEN=TOKEN)
+        default = run_verify(monkeypatch, capsys, fake, TARGET, GITHUB_TOKEN=TOKEN)
+        assert fake.state.ledger.writes == []
+    assert "- ci/signoff.yml:2: unknown setting 'lnit' (did you mean lint?); ignored" in ran.out, ran.err
+    assert "ci/signoff.yml" not in default.out and "Repository configuration" not in default.out
+    refused = run_verify(monkeypatch, capsys, None, TARGET, "--config", "/etc/passwd", GITHUB_TOKEN=TOKEN)
+    assert refused.code == 2 and "is not a path in the repository" in refused.err

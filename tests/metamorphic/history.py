@@ -8,6 +8,7 @@ the bundle is cloned at test time.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 from dataclasses import dataclass, replace
@@ -16,7 +17,8 @@ from pathlib import Path
 
 from app import backtest
 from app.gitrepo import Commits, Git, pull_world
-from app.offline import _with_evidence, judge_world
+from app.fetcher import with_evidence
+from app.offline import WorldFetcher, judge_world
 from app.world import Repo, World
 from checks.engine import Completion
 from checks.registry import RULES
@@ -125,7 +127,7 @@ class History:
         repo: Repo = next(iter(world.repos.values()))
         done = Completion(snap, RULES_UNDER_TEST)
         while (want := done.wanted()) is not None:
-            fetched = _with_evidence(world, repo, done.snapshot, want)
+            fetched = asyncio.run(with_evidence(WorldFetcher(world, repo), done.snapshot, want))
             extra = {sha: frozen_map({**(done.snapshot.extra_files.get(sha) or {}), **files})
                      for sha, files in fetched.extra_files.items()}
             done.add(replace(fetched, extra_files=frozen_map({**done.snapshot.extra_files, **extra})))
