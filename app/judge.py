@@ -68,7 +68,7 @@ from checks.rule import Rule
 from checks.snapshot import Snapshot, frozen_map
 
 from .github import GitHubError
-from .scheduling import collect_less, lower_priority, yield_to_the_event_loop
+from .scheduling import lower_priority
 
 log = logging.getLogger("signoff_bot.judge")
 
@@ -260,11 +260,9 @@ def _serve(conn: Connection, nice: int = 0, shared: Any = None, memory_budget: i
     """The process, at `nice` below the server's priority: answer requests one at a time until the server's
     end of the pipe closes. Out of memory anywhere (a request's checks run with the address space capped),
     it exits with `EXIT_MEMORY`."""
-    yield_to_the_event_loop()
     lower_priority(nice)
     notes = _Notes(shared) if shared is not None else None
     progress.watch(notes)
-    collect_less()  # as in the server: the modules the rules import are never scanned again
     sessions: dict[int, Completion] = {}
     try:
         conn.send(READY)  # set up: from now on, the CPU time it spends is the requests'
@@ -392,7 +390,6 @@ class _Process:
         self._requests.put(_Request(op, session, arg))
 
     def _run(self) -> None:
-        yield_to_the_event_loop()
         while (request := self._requests.get()) is not None:
             if request.op == "close":
                 self._spent.pop(request.session, None)

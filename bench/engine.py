@@ -10,9 +10,8 @@ before each run the process-wide caches of `checks` (readings keyed by content,
 `checks.memo`) are emptied, so it is what a verification costs when nothing it
 reads was read before; the warm median (those caches kept, as a long-running
 server keeps them for base-branch files that repeat across PRs) is shown beside
-it. The garbage collector runs as in the checks' process of `serve`
-(app/scheduling.py `collect_less`, once everything is imported), as in
-bench/run.py. With `--profile` each world is also run once cold under cProfile and its own
+it. The garbage collector runs with CPython's thresholds, as in the checks'
+process of `serve`. With `--profile` each world is also run once cold under cProfile and its own
 time (tottime) is summed per source file, so the table says which module holds
 the rest.
 
@@ -37,7 +36,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.offline import snapshot_from_world  # noqa: E402
-from app.scheduling import collect_less  # noqa: E402
 from app.world import World  # noqa: E402
 from checks import memo  # noqa: E402
 from checks.engine import evaluate  # noqa: E402
@@ -104,7 +102,6 @@ def main() -> int:
         return 1
     for world_dir in worlds:
         evaluate(snapshot_from_world(World.load(world_dir)))  # imports and set-up are not a verification's cost
-    collect_less()
     snaps = {w.name: snapshot_from_world(World.load(w)) for w in worlds}  # made after set-up, as the checks' get them
     cold = interleaved(snaps, args.rounds, args.runs)
     warm = interleaved(snaps, args.rounds, args.runs, cold=False)
