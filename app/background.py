@@ -4,9 +4,8 @@ A verification spends tens of milliseconds of CPU at a stretch (parsing
 GitHub's answers, the checks, rendering) between its awaits. On the webhook
 server's event loop that would hold every delivery's answer until it ends;
 on a loop of its own, the interpreter hands the webhook thread the GIL
-within its switch interval whenever it has work (app/server.py sets it to
-a millisecond), so a delivery waits for a verification's CPU at most that
-long at a time, and the checks, the longest stretches of it, run in
+within its switch interval (5 ms) whenever it has work, so a delivery waits
+for a verification's CPU at most that long at a time, and the checks, the longest stretches of it, run in
 processes of their own (app/judge.py). The jobs' blocking store calls run on
 this loop's own thread pool, apart from the server's.
 
@@ -24,7 +23,6 @@ import threading
 from .jobs import Clients, JobRunner
 from .jobs_process import JobsProcess
 from .judge import Budget, Judge
-from .scheduling import yield_to_the_event_loop
 from .observability import Metrics
 from .settings import Settings
 from .store import Store
@@ -64,7 +62,6 @@ class Background:
             raise RuntimeError("the jobs thread did not start")
 
     async def _main(self) -> None:
-        yield_to_the_event_loop()  # and so do the threads of this loop's executor, started from here
         self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
         if self.judge is not None:
             runner = JobRunner(self.settings, self.store, self.clients, self.metrics, self.judge)

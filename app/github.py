@@ -27,7 +27,6 @@ import weakref
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from functools import cache
 from typing import Any
 
 import httpx
@@ -38,6 +37,8 @@ from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub, Toke
 from githubkit.auth.app import AppAuth
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import GitHubException, RateLimitExceeded, RequestFailed, RequestTimeout
+
+from checks import memo
 
 from .backoff import RateLimitGate, RetryTransient, wait_seconds
 from .etags import ConditionalTransport, EtagStore
@@ -120,8 +121,9 @@ class _ConditionalClient(httpx.AsyncClient):
         return ConditionalTransport(super()._init_transport(*args, **kwargs), self._etags)
 
 
-@cache
+@memo.reading(maxsize=1)
 def _ssl_context():
+    """The system's CA certificates, read once (tens of ms), shared by every client."""
     return httpx.create_ssl_context()
 
 
@@ -182,7 +184,7 @@ class InstallationAuth(AppInstallationAuthStrategy):
                              self.permissions)
 
 
-@cache
+@memo.reading(maxsize=16)
 def _signing_key(pem: str) -> Any:
     """The App's private key, parsed once: parsing an RSA key checks it, which costs more CPU (tens of ms) than
     signing with it; githubkit would parse it for every JWT. None if it does not parse (githubkit then

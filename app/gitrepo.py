@@ -127,7 +127,7 @@ class Blobs(Mapping):
 
 
 @dataclass
-class GitCommit(Commit):
+class GitCommit(Commit):  # cached_property here: a reading of what it was built from, which never changes
     """A commit of a `Git` repository; its files are `Blobs`, read on demand."""
 
     git: Git | None = None

@@ -28,7 +28,6 @@ import asyncio
 import queue
 import threading
 
-from .scheduling import yield_to_the_event_loop
 from .store import Delivery, Store
 
 MAX_BATCH = 256  # deliveries in one transaction: bounds how long one commit holds the write lock
@@ -77,7 +76,6 @@ class GroupCommit:
 
     def _commit_forever(self) -> None:
         """The commit thread: one transaction per batch; each delivery's outcome goes back to its loop."""
-        yield_to_the_event_loop()
         while (item := self._batches.get()) is not None:
             loop, batch = item
             try:

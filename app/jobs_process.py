@@ -40,7 +40,7 @@ from multiprocessing.connection import Connection
 
 from .judge import Budget, Judge
 from .observability import Metrics, setup_logging
-from .scheduling import collect_less, lower_priority, yield_to_the_event_loop
+from .scheduling import lower_priority
 from .settings import Settings
 
 log = logging.getLogger("signoff_bot.jobs_process")
@@ -104,10 +104,8 @@ def _main(settings: Settings, conn: Connection, owners: list[str]) -> None:
     # every process of the service, and the server, stopping, asks this one to stop after its own requests.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    yield_to_the_event_loop()
     lower_priority(settings.work_nice)  # before any thread starts: they all inherit it
     setup_logging(settings.log_level)
-    collect_less()
     metrics = Forwarded()
     sending = threading.Lock()
 
@@ -209,7 +207,6 @@ class JobsProcess:
 
     def _watch(self) -> None:
         """Apply the metric calls the process sends; when it dies, start another (unless stopping)."""
-        yield_to_the_event_loop()
         while True:
             try:
                 calls = self._conn.recv()

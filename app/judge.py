@@ -32,7 +32,7 @@ read): UNDECIDED rows, never a PASS. No wait is unbounded: an answer that
 takes longer than the budget's `wall_seconds` is an overrun too, and a
 verification whose job stopped waiting (its time ran out, its lease was
 lost) has its checks stopped the same way. `InThread`, the default (the CLI, the
-backtest, the tests), is one thread beside the caller's event loop.
+backtest, the tests), runs them on threads beside the caller's event loop.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ from checks.rule import Rule
 from checks.snapshot import Snapshot, frozen_map
 
 from .github import GitHubError
-from .scheduling import collect_less, lower_priority, yield_to_the_event_loop
+from .scheduling import lower_priority
 
 log = logging.getLogger("signoff_bot.judge")
 
@@ -153,8 +153,9 @@ class Checks(Protocol):
 
 
 class _LocalRounds:
-    def __init__(self, done: Completion) -> None:
+    def __init__(self, done: Completion, threads: ThreadPoolExecutor) -> None:
         self.done = done
+        self._threads = threads
 
     @property
     def snapshot(self) -> Snapshot:
@@ -168,26 +169,29 @@ class _LocalRounds:
         return self.done.wanted()
 
     async def add(self, snap: Snapshot) -> None:
-        await asyncio.get_running_loop().run_in_executor(BESIDE_THE_LOOP, self.done.add, snap)
+        await asyncio.get_running_loop().run_in_executor(self._threads, self.done.add, snap)
 
     def close(self) -> None:
         pass
 
 
-# The thread `InThread` judges in, one snapshot at a time, as the event loop itself did: the rules share state
-# that is not theirs to lock (checks/bash's one tree-sitter parser calls back into Python while it parses,
-# where another thread could take the GIL and start a parse of its own on it).
-BESIDE_THE_LOOP = ThreadPoolExecutor(max_workers=1, thread_name_prefix="checks")
+# How many verifications `InThread` judges at once. The rules share only immutable readings (`checks.memo`)
+# and each thread parses with its own tree-sitter parser, so any number is safe (tests/test_checks_threads.py);
+# the GIL makes them take turns, so more threads let a short verification pass a long one, not run faster.
+CHECKS_THREADS = 4
 
 
 class InThread:
-    """The checks in the process's one checks thread: off the event loop, so that the reads still in flight
-    while a snapshot is judged (read ahead, downloads and their redirects) are answered and followed
-    meanwhile, not after."""
+    """The checks on threads of the process: off the event loop, so that the reads still in flight while a
+    snapshot is judged (read ahead, downloads and their redirects) are answered and followed meanwhile, not
+    after."""
+
+    def __init__(self, threads: int = CHECKS_THREADS) -> None:
+        self._threads = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="checks")
 
     async def rounds(self, snap: Snapshot, rules: Sequence[Rule]) -> Rounds:
-        return _LocalRounds(await asyncio.get_running_loop().run_in_executor(BESIDE_THE_LOOP, Completion, snap,
-                                                                             rules))
+        done = await asyncio.get_running_loop().run_in_executor(self._threads, Completion, snap, rules)
+        return _LocalRounds(done, self._threads)
 
     async def digest(self, snap: Snapshot) -> str:
         return inputs_digest(snap)
@@ -256,11 +260,9 @@ def _serve(conn: Connection, nice: int = 0, shared: Any = None, memory_budget: i
     """The process, at `nice` below the server's priority: answer requests one at a time until the server's
     end of the pipe closes. Out of memory anywhere (a request's checks run with the address space capped),
     it exits with `EXIT_MEMORY`."""
-    yield_to_the_event_loop()
     lower_priority(nice)
     notes = _Notes(shared) if shared is not None else None
     progress.watch(notes)
-    collect_less()  # as in the server: the modules the rules import are never scanned again
     sessions: dict[int, Completion] = {}
     try:
         conn.send(READY)  # set up: from now on, the CPU time it spends is the requests'
@@ -388,7 +390,6 @@ class _Process:
         self._requests.put(_Request(op, session, arg))
 
     def _run(self) -> None:
-        yield_to_the_event_loop()
         while (request := self._requests.get()) is not None:
             if request.op == "close":
                 self._spent.pop(request.session, None)

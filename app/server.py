@@ -1,6 +1,6 @@
 """The GitHub App's web server: webhook ingest, health, metrics; workers run beside it.
 
-`POST /webhook` is app/ingest.py, served ahead of FastAPI (`App`). `/readyz`
+`POST /webhook` is app/ingest.py, an ASGI route of the FastAPI app. `/readyz`
 is 200 only while the database takes a write (on a connection opened for the
 probe) and every configured worker runs. The
 workers and the reconcile pass run on a thread and event loop of their own
@@ -11,49 +11,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from starlette.types import Receive, Scope, Send
+from starlette.routing import Route
 
 from .background import Background
 from .group_commit import GroupCommit
 from .ingest import Ingest
 from .jobs import Clients
 from .observability import Metrics
-from .scheduling import collect_less
 from .settings import Settings
 from .store import Store
 from .stores import open_store
 from .worker import Refused
 
 READY_SECONDS = 5.0  # how long the readiness write may take
-# How the interpreter runs while the App serves. The webhook's event loop shares the GIL with the commit
-# thread and the jobs thread: a thread that waits for the GIL gets it within SWITCH_SECONDS (CPython's 5 ms
-# would be paid again at each of a delivery's system calls while a verification computes). The garbage
-# collector: app/scheduling.py `collect_less`.
-SWITCH_SECONDS = 0.001
 
 
 def _reply(status: int, **body) -> JSONResponse:
     return JSONResponse(body, status_code=status)
 
 
-class App(FastAPI):
-    """FastAPI for the probes and metrics; POST /webhook goes to `ingest` before FastAPI's middleware and
-    routing, whose layers would cost a delivery more than all its own work."""
-
-    ingest: Ingest
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] == "/webhook" and scope["method"] == "POST":
-            await self.ingest(scope, receive, send)
-        else:
-            await super().__call__(scope, receive, send)
-
-
-def create_app(settings: Settings, store: Store | None = None, run_workers: bool = True) -> App:
+def create_app(settings: Settings, store: Store | None = None, run_workers: bool = True) -> FastAPI:
     """The App; its store is `store`, or the one SIGNOFF_BOT_DB names (opened now, closed at shutdown)."""
     owned = store is None
     store = store or open_store(settings.db_path)
@@ -67,8 +47,6 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI):
-        sys.setswitchinterval(SWITCH_SECONDS)
-        collect_less()
         if background is not None:
             background.start()
         yield
@@ -78,8 +56,9 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
         if owned:
             await asyncio.to_thread(store.close)
 
-    app = App(title="signoff-bot", lifespan=lifespan, docs_url=None, redoc_url=None)
-    app.ingest = Ingest(settings, metrics, commits, refused)
+    app = FastAPI(title="signoff-bot", lifespan=lifespan, docs_url=None, redoc_url=None)
+    # An ASGI app, not an endpoint: ingest reads the body as it streams in (app/ingest.py says why).
+    app.router.routes.append(Route("/webhook", Ingest(settings, metrics, commits, refused), methods=["POST"]))
     app.state.store = store
     app.state.metrics = metrics
 

@@ -27,7 +27,6 @@ is now, not from the pool's memory of it.
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 import time
 from typing import Any, Callable, TypeVar
@@ -122,7 +121,6 @@ BEGIN RAISE EXCEPTION 'the audit trail is append-only'; END $$""",
 )
 
 
-@functools.lru_cache(maxsize=256)
 def _pg_sql(sql: str) -> str:
     """SqlStore's `?` placeholders as psycopg's `%s` (a literal % doubled)."""
     return sql.replace("%", "%%").replace("?", "%s")

@@ -7,12 +7,11 @@ it. The runs are taken in ROUNDS passes over all the worlds, RUNS in a row
 each (`interleaved`): a burst of other load on this shared machine then falls
 on a few runs of many worlds, not on every run of one. The figure is COLD:
 before each run the process-wide caches of `checks` (readings keyed by content,
-`clear_caches`) are emptied, so it is what a verification costs when nothing it
+`checks.memo`) are emptied, so it is what a verification costs when nothing it
 reads was read before; the warm median (those caches kept, as a long-running
 server keeps them for base-branch files that repeat across PRs) is shown beside
-it. The garbage collector runs as in the checks' process of `serve`
-(app/scheduling.py `collect_less`, once everything is imported), as in
-bench/run.py. With `--profile` each world is also run once cold under cProfile and its own
+it. The garbage collector runs with CPython's thresholds, as in the checks'
+process of `serve`. With `--profile` each world is also run once cold under cProfile and its own
 time (tottime) is summed per source file, so the table says which module holds
 the rest.
 
@@ -37,8 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.offline import snapshot_from_world  # noqa: E402
-from app.scheduling import collect_less  # noqa: E402
 from app.world import World  # noqa: E402
+from checks import memo  # noqa: E402
 from checks.engine import evaluate  # noqa: E402
 from checks.snapshot import Snapshot  # noqa: E402
 
@@ -49,19 +48,8 @@ RUNS = 3  # cold runs of a world in a row, in each pass
 
 
 def clear_caches() -> int:
-    """Empty every `functools` cache of a `checks` module that is keyed by its arguments (readings of a text,
-    compiled patterns); a cache of a function without parameters is set-up, not a reading. Returns how many."""
-    cleared = 0
-    for name, module in list(sys.modules.items()):
-        if name != "checks" and not name.startswith("checks."):
-            continue
-        for value in vars(module).values():
-            wrapped = getattr(value, "__wrapped__", None)
-            if (hasattr(value, "cache_clear") and getattr(value, "__module__", None) == name
-                    and wrapped is not None and wrapped.__code__.co_argcount):
-                value.cache_clear()
-                cleared += 1
-    return cleared
+    """Empty the process-wide caches of `checks` (readings keyed by content, `checks.memo`). Returns how many."""
+    return memo.clear()
 
 
 def cpu_ms(snap: Snapshot, cold: bool = True) -> float:
@@ -114,7 +102,6 @@ def main() -> int:
         return 1
     for world_dir in worlds:
         evaluate(snapshot_from_world(World.load(world_dir)))  # imports and set-up are not a verification's cost
-    collect_less()
     snaps = {w.name: snapshot_from_world(World.load(w)) for w in worlds}  # made after set-up, as the checks' get them
     cold = interleaved(snaps, args.rounds, args.runs)
     warm = interleaved(snaps, args.rounds, args.runs, cold=False)

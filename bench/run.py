@@ -74,9 +74,11 @@ WORLD_GOALS = (
     Goal("peak_rss_mb", 200, "largest world: peak RSS < 200 MB", " MB", lambda _name, big: big),
 )
 INGEST_GOALS = (
-    Goal("ratio", 0.5, "ingest: at least half the bare endpoint's deliveries/s", "", lambda *_: True, at_least=True),
-    Goal("p99_ms", 20, "ingest: p99 acknowledgement ≤ 20 ms, idle", " ms", lambda *_: True),
-    Goal("busy_p99_ms", 20, f"ingest: p99 acknowledgement ≤ 20 ms, {ingest.VERIFICATIONS} verifications running",
+    # GitHub waits 10 s for an answer and sends a few deliveries a second: these leave room to spare.
+    Goal("ratio", 0.25, "ingest: at least a quarter of the bare endpoint's deliveries/s", "", lambda *_: True,
+         at_least=True),
+    Goal("p99_ms", 50, "ingest: p99 acknowledgement ≤ 50 ms, idle", " ms", lambda *_: True),
+    Goal("busy_p99_ms", 50, f"ingest: p99 acknowledgement ≤ 50 ms, {ingest.VERIFICATIONS} verifications running",
          " ms", lambda *_: True),
 )
 

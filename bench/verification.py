@@ -51,8 +51,6 @@ from app.github import CallStats, installation_client, warm_up  # noqa: E402
 from app.offline import snapshot_from_world  # noqa: E402
 from app.pipeline import verify  # noqa: E402
 from app.replay import REPLAY_APP_ID, throwaway_key  # noqa: E402
-from app.scheduling import collect_less  # noqa: E402
-from app.server import SWITCH_SECONDS  # noqa: E402
 from app.world import World  # noqa: E402
 
 
@@ -160,11 +158,8 @@ def snapshot_chars(snap) -> int:
 
 
 def start_as_serve_does() -> None:
-    """The interpreter as `serve` runs it (app/server.py's lifespan; the checks' process collects garbage
-    alike), and githubkit's models loaded."""
+    """The process as `serve` starts it: githubkit's models loaded."""
     warm_up()
-    sys.setswitchinterval(SWITCH_SECONDS)
-    collect_less()
 
 
 def main() -> int:

@@ -96,7 +96,7 @@ class Entry:
         return text
 
 
-class Changelog:
+class Changelog:  # cached_property here: a reading of what it was built from, which never changes
     """perf-changelog.yaml at one commit. Its entries are cut from the text when asked for (`entry`), so a
     diff reads only those around what the PR changed."""
 

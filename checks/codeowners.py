@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
+
+from . import memo
 
 MAX_BYTES = 3 * 1024 * 1024  # GitHub does not load a larger CODEOWNERS file
 
@@ -122,14 +124,14 @@ def _find(chunk: str, text: str, start: int, end: int) -> int:
     return m.start() if m else -1
 
 
-@lru_cache(maxsize=4096)
+@memo.reading(maxsize=4096)
 def _chunk_re(chunk: str) -> re.Pattern:
     """A fixed-length chunk with `?` wildcards; no quantifiers, so the search is O(len(text) * len(chunk))."""
     return re.compile(".".join(re.escape(part) for part in chunk.split(_ANY_CHAR)), re.DOTALL)
 
 
 @dataclass(frozen=True)
-class Pattern:
+class Pattern:  # cached_property here: a reading of what it was built from, which never changes
     """A compiled path pattern: segment globs and `**` (None), implicit prefix and suffix included."""
 
     text: str

@@ -23,7 +23,6 @@ import difflib
 import re
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Callable, TypeVar
 
 from . import bash, masterconfig, progress, signoff
@@ -55,11 +54,8 @@ class Context:
         self._asked = _Asked(Wanted())
         self._missing: dict[str, set] = {}
         self._frames: list[_Reads] = []
-        self._added: dict[str, tuple[tuple[int, str], ...]] = {}
         self._derived: dict[Hashable, tuple[Any, _Reads]] = {}
         self._volatile: dict[Callable[[Context], Any], Any] = {}
-        self._yaml: dict[str, Any | YamlProblem] = {}
-        self._scripts: dict[str, bash.Script] = {}
 
     # --- the cache --------------------------------------------------------
 
@@ -129,55 +125,42 @@ class Context:
     def yaml(self, text: str) -> Any:
         """`yamlload.load(text)` (raising its YamlProblem), parsed once: a recipe is read by several checks
         and lint rules. The result is shared, so it is read, never changed."""
-        if text not in self._yaml:
-            try:
-                self._yaml[text] = load(text)
-            except YamlProblem as problem:
-                self._yaml[text] = problem
-        parsed = self._yaml[text]
+        parsed = self.memo(("yaml", text), lambda: _load(text))
         if isinstance(parsed, YamlProblem):
             raise parsed
         return parsed
 
     def script(self, text: str) -> bash.Script:
         """`bash.Script(text)`, lexed and parsed once: a benchmark script is read by checks 3 and 8-11."""
-        if text not in self._scripts:
-            progress.reading(text)
-            self._scripts[text] = bash.Script(text)
-            progress.reading(None)
-        return self._scripts[text]
+        return self.memo(("script", text), lambda: _script(text))
 
-    @cached_property
-    def _policy(self) -> tuple[Policy, tuple[str, ...]]:
-        return Policy.from_yaml(self.snap.policy.get(self.snap.config_path), self.snap.config_path)
+    # What the first snapshot decides (the policy file, the comments, the master configs), derived through
+    # `once` as every other fact: `advance` keeps them, as it keeps any entry that read nothing missing.
 
     @property
     def policy(self) -> Policy:
-        return self._policy[0]
+        return self.once(_policy)[0]
 
     @property
     def policy_problems(self) -> tuple[str, ...]:
         """What in `.github/signoff-bot.yml` was ignored and why (the verdict notes it)."""
-        return self._policy[1]
+        return self.once(_policy)[1]
 
-    @cached_property
+    @property
     def signoff(self) -> signoff.SignOff | None:
-        found = signoff.find(self.snap.comments, self.policy.signoff_phrase, self.snap.bot_login)
-        if found is not None:
-            progress.signed(found.author)
-        return found
+        return self.once(_signoff)
 
-    @cached_property
+    @property
     def base_configs(self) -> dict[str, masterconfig.MasterConfig]:
-        return masterconfig.configs(self.snap, "base")
+        return self.once(_base_configs)
 
-    @cached_property
+    @property
     def head_configs(self) -> dict[str, masterconfig.MasterConfig]:
-        return masterconfig.configs(self.snap, "head", self.base_configs)
+        return self.once(_head_configs)
 
-    @cached_property
+    @property
     def changed_entries(self) -> list[masterconfig.EntryChange]:
-        return masterconfig.changed_entries(self.base_configs, self.head_configs)
+        return self.once(_changed_entries)
 
     def policy_file(self, *paths: str) -> tuple[str, str] | None:
         """(path, text) of the first of `paths` present on the base branch tip."""
@@ -189,14 +172,49 @@ class Context:
 
     def added_lines(self, f: ChangedFile) -> tuple[tuple[int, str], ...]:
         """(line at head, text) of every line the PR adds to `f`; every line of an added file."""
-        if f.path not in self._added:
-            self._added[f.path] = _added_lines(f)
-        return self._added[f.path]
+        return self.memo(("added", f.path), lambda: _added_lines(f))
 
     @property
     def changed_files(self) -> tuple[ChangedFile, ...]:
         """Files that exist at head (added, modified, renamed)."""
         return tuple(f for f in self.snap.files if f.status != "removed")
+
+
+def _load(text: str) -> Any | YamlProblem:
+    try:
+        return load(text)
+    except YamlProblem as problem:
+        return problem
+
+
+def _script(text: str) -> bash.Script:
+    progress.reading(text)
+    script = bash.Script(text)
+    progress.reading(None)
+    return script
+
+
+def _policy(ctx: Context) -> tuple[Policy, tuple[str, ...]]:
+    return Policy.from_yaml(ctx.snap.policy.get(ctx.snap.config_path), ctx.snap.config_path)
+
+
+def _signoff(ctx: Context) -> signoff.SignOff | None:
+    found = signoff.find(ctx.snap.comments, ctx.policy.signoff_phrase, ctx.snap.bot_login)
+    if found is not None:
+        progress.signed(found.author)
+    return found
+
+
+def _base_configs(ctx: Context) -> dict[str, masterconfig.MasterConfig]:
+    return masterconfig.configs(ctx.snap, "base")
+
+
+def _head_configs(ctx: Context) -> dict[str, masterconfig.MasterConfig]:
+    return masterconfig.configs(ctx.snap, "head", ctx.base_configs)
+
+
+def _changed_entries(ctx: Context) -> list[masterconfig.EntryChange]:
+    return masterconfig.changed_entries(ctx.base_configs, ctx.head_configs)
 
 
 def _added_lines(f: ChangedFile) -> tuple[tuple[int, str], ...]:

@@ -97,7 +97,7 @@ def _repeated(keys: Iterable[tuple[str, int]]) -> dict[str, tuple[int, ...]]:
     return {key: tuple(found) for key, found in lines.items() if len(found) > 1}
 
 
-class MasterConfig:
+class MasterConfig:  # cached_property here: a reading of what it was built from, which never changes
     """One master-config file at one commit; `twin`, the same file at the other commit, whose split this one
     takes where the two texts agree (a PR changes a few of its entries)."""
 

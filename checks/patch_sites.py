@@ -181,7 +181,7 @@ def hook_effect(source: str) -> str | None:
 # --------------------------------------------------------------------------
 
 
-class ScriptReader:
+class ScriptReader:  # cached_property here: a reading of what it was built from, which never changes
     """The sites of one bash script (a file, a workflow `run:` block, a Dockerfile `RUN`), lines offset by
     `offset`; repository files it runs are read through `read` (None: not in the snapshot). `on_runner`: the
     script runs on a CI runner (a workflow step), not where the engine is installed, so what it pip-installs

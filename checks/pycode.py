@@ -16,7 +16,8 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+
+from . import memo
 
 MAX_SOURCE = 1_000_000  # characters parsed; beyond it the program is read with patterns
 
@@ -47,7 +48,7 @@ class PyFacts:
     strings: tuple[str, ...]  # string constants that look like paths
 
 
-@lru_cache(maxsize=256)
+@memo.reading(maxsize=256)
 def read(source: str) -> PyFacts:
     """What the program `source` imports, locates, writes and monkey-patches."""
     if len(source) <= MAX_SOURCE:

@@ -1,10 +1,9 @@
-"""The fast paths of checks/bash give what the general paths give: reading a plain command or an assignment
-without pieces, evaluating a one-candidate parameter, a word of one quoted parameter or a literal word
-directly, a run of literal parts as one text, leaving the words of a command unexpanded when the interpreter
-(or a trace's watch) reads none of them, merging states by the bindings that differ, not running a script none
-of whose commands can launch, not parsing a `$(...)` body that cannot be a pure builtin or that is one quiet
-command, recording a call by its name when that is all the caller reads, and building a record from the tuple of
-its fields (`record.builder`)."""
+"""The fast paths of checks/bash that remain give what the general paths give: a run of literal parts as one
+text (a bound as much as a speed-up: `values._literal_run`), leaving the words of a command unexpanded when the
+interpreter (or a trace's watch) reads none of them, merging states by the bindings that differ, not running a
+script none of whose commands can launch, not parsing a `$(...)` body that cannot be a pure builtin or that is
+one quiet command, recording a call by its name when that is all the caller reads, and building a record from
+the tuple of its fields (`record.builder`)."""
 
 from __future__ import annotations
 
@@ -17,9 +16,8 @@ from checks.bash.reading import statements
 from checks.bash.commands import launch_at, launched_at, may_become_launch, run_at, scripts_run_at
 from checks.bash.interpreter import (Binding, Interpreter, State, _substitutes, merge, reads_call_names,
                                      reads_first_field)
-from checks.bash.syntax import _BLANKS, Builder, Simple, _Piece
-from checks.bash.tree import Source, parse
-from checks.bash.values import UNSET, Evaluator, Token, _fields, dedupe, mark, written
+from checks.bash.syntax import Simple
+from checks.bash.values import Evaluator, _fields, dedupe, mark, written
 from checks.bash.lines import ShellLine, _new_line
 from checks.bash.words import Part, Word, new_word
 
@@ -37,94 +35,11 @@ scripts = st.lists(st.one_of(st.sampled_from(_WORDS), st.sampled_from(_SEPARATOR
                    max_size=40).map("".join)
 
 
-def _nodes(text: str, kinds: set[str]):
-    """(builder, node) for every node of `text`'s tree of one of `kinds` (none when tree-sitter gives up)."""
-    src = Source.of(text)
-    root = parse(src.data)
-    builder = Builder(src)
-    stack = [root] if root is not None else []
-    while stack:
-        node = stack.pop()
-        if node.type in kinds:
-            yield builder, node
-        stack.extend(node.children)
-
-
-@settings(max_examples=400, deadline=None)
-@given(scripts)
-def test_plain_commands_declarations_and_assignments_are_built_as_their_pieces_would_be(text):
-    for builder, node in _nodes(text, {"command", "variable_assignment", "declaration_command"}):
-        pieces: list[_Piece] = []
-        if node.type == "command":
-            builder._pieces(node, pieces, 2)
-        else:
-            builder._piece(node, pieces, 1)
-        assert builder.statement(node, 1) == builder._assemble(pieces)
-
-
-@settings(max_examples=300, deadline=None)
-@given(scripts)
-def test_a_word_node_is_read_as_the_general_reader_reads_it(text):
-    for builder, node in _nodes(text, {"word"}):
-        fast: list[_Piece] = []
-        builder._piece(node, fast, 1)
-        general: list[_Piece] = []
-        if _BLANKS.search(builder.src.raw, node.start_byte, node.end_byte):
-            builder._uncovered(node.start_byte, node.end_byte, general)
-        else:
-            general.append(_Piece("word", builder.src.line(node.start_byte), node.start_byte, node.end_byte,
-                                  builder.words.word(node)))
-        assert fast == general
-
-
 class _Values(Evaluator):
     """An evaluator over a plain mapping of candidates."""
 
     def lookup(self, env, name):
         return env.get(name, (None,))
-
-
-_ALTS = st.lists(st.one_of(st.sampled_from(["", "a", "a/b", " x y ", UNKNOWN, "p" + UNKNOWN]), st.none(),
-                           st.just(UNSET)), min_size=1, max_size=3).map(tuple)
-
-
-@settings(max_examples=300, deadline=None)
-@given(_ALTS, st.sampled_from(["", "0", "1", "@"]), st.sampled_from(["", ":-", "-", "+", ":+", "%", "#len"]))
-def test_a_parameter_is_what_its_operator_makes_of_each_candidate(alts, subscript, op):
-    evaluator = _Values()
-    part = Part("param", "$X", name="X", subscript=subscript, op=op, arg=(Part("lit", "d"),))
-    env = {"X": alts}
-    general = dedupe(v for alt in alts for v in evaluator._apply_op(env, part, alt, mark))
-    assert evaluator.param(env, part, mark) == general
-
-
-_ARRAY = st.lists(st.builds(Token, st.tuples(st.sampled_from(["a", "", None])), st.just(3)), max_size=2).map(tuple)
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.lists(st.one_of(st.sampled_from(["", "a", "a b", " x ", UNKNOWN, "p" + UNKNOWN, "a" * 3]), st.none(),
-                          st.just(UNSET), _ARRAY), min_size=1, max_size=4).map(tuple),
-       st.sampled_from(["", ":-", "-", "+", ":+", "%", "#len"]), st.booleans(), st.booleans(),
-       st.sampled_from([mark, written]))
-def test_a_word_of_one_parameter_expands_as_part_by_part(alts, op, quoted, split, hole):
-    evaluator = _Values()
-    word = Word((Part("param", "$X", quoted, name="X", op=op, arg=(Part("lit", "d"),)),), 5)
-    env = {"X": alts}
-    assert evaluator.expand(env, word, split, hole) == evaluator._expand_parts(env, word, split, hole)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.sampled_from(["", "a", "a b", " x ", UNKNOWN, "p" + UNKNOWN]), st.none(), st.just(UNSET),
-                          _ARRAY), min_size=1, max_size=4).map(tuple),
-       st.sampled_from(["", ":-", "-", "+", ":+", "%", "#len"]), st.booleans())
-def test_one_parameter_as_text_is_what_its_expansion_says(alts, op, quoted):
-    evaluator = _Values()
-    parts = (Part("param", "$X", quoted, name="X", op=op, arg=(Part("lit", "d"),)),)
-    env = {"X": alts}
-    tokens = evaluator._expand_parts(env, Word(parts, 0), False, mark)
-    general = list(tokens[0].values) if len(tokens) == 1 else [" ".join(
-        UNKNOWN if t.first is None else t.first for t in tokens)] if tokens else [""]
-    assert evaluator.text(env, parts, mark) == general
 
 
 _PIECES = st.lists(st.one_of(st.tuples(st.just("lit"), st.sampled_from(["", "a", " ", "b c ", '"', UNKNOWN]),
@@ -142,23 +57,7 @@ def test_a_run_of_literal_parts_expands_as_its_parts_one_by_one(pieces, split, h
                   for kind, text, quoted in pieces)
     one_by_one = [("lit", p.text, p.quoted, p) if p.kind == "lit" else ("val", env[p.name][0], p.quoted, p)
                   for p in parts]
-    assert evaluator._expand_parts(env, Word(parts, 3), split, hole) == _fields(one_by_one, 3, split, hole)
-
-
-def test_no_text_as_text_is_what_its_expansion_says():
-    evaluator = _Values()
-    for hole in (mark, written):
-        tokens = evaluator.expand({}, Word((), 0), split=False, hole=hole)
-        assert evaluator.text({}, (), hole) == (list(tokens[0].values) if len(tokens) == 1 else [""])
-
-
-@given(st.text(alphabet=["a", " ", UNKNOWN, "$", '"'], max_size=6), st.booleans())
-def test_a_literal_word_as_text_is_what_its_expansion_says(text, quoted):
-    evaluator = _Values()
-    parts = (Part("lit", text, quoted),)
-    tokens = evaluator.expand({}, Word(parts, 0), split=False, hole=written)
-    general = list(tokens[0].values) if len(tokens) == 1 else [""]
-    assert evaluator.text({}, parts, written) == general
+    assert evaluator.expand(env, Word(parts, 3), split, hole) == _fields(one_by_one, 3, split, hole)
 
 
 class _Expanding(Interpreter):

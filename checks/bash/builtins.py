@@ -8,9 +8,9 @@ import fnmatch
 import operator
 import posixpath
 import re
-from functools import lru_cache
 from typing import Callable
 
+from .. import memo
 from .reading import statements
 from .syntax import Simple
 from .words import MAX_NESTING, Word
@@ -29,7 +29,7 @@ PATTERN_OPS = frozenset({"%", "%%", "#", "##", "/", "//"})
 _MAX_PATTERN_VALUE = 2_000  # characters a value may have for `${NAME%pattern}` & co to be worked out
 
 
-@lru_cache(maxsize=512)
+@memo.reading(maxsize=512)
 def substitution_command(text: str) -> tuple[Word, ...] | None:
     """The words of a `$(...)` body that is one pure builtin (`printf`, `echo`, `dirname`, `basename`), so its
     output can be worked out from its arguments; None for any other body (it is never run)."""
@@ -88,7 +88,7 @@ _RESERVED = frozenset({"if", "then", "else", "elif", "fi", "case", "esac", "for"
                        "done", "function", "time", "coproc", "in"})
 
 
-@lru_cache(maxsize=512)
+@memo.reading(maxsize=512)
 def lone_command(text: str) -> str | None:
     """The name of the one simple command a `$(...)` body certainly is, with no `$(...)` in its words, in text
     a scan this simple follows (and tree-sitter reads as bash does): one line; a name first; then, outside

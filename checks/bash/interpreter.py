@@ -14,9 +14,9 @@ import itertools
 import posixpath
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Callable, Mapping, NamedTuple
 
+from .. import memo
 from .builtins import CALCULATORS, UNKNOWN, calculate, decided, lone_command, pure_output, test
 from .commands import ENGINE_COMMANDS, engine_launch_at, launch_at, may_become_launch, may_launch, may_run, run_at
 from .reading import statements
@@ -60,7 +60,7 @@ def _substitutes(parts: tuple[Part, ...]) -> bool:
     return False
 
 
-@lru_cache(maxsize=1024)
+@memo.reading(maxsize=1024)
 def _by_name(command: str | None) -> tuple[bool, bool, bool, bool]:
     """What `Interpreter.reads_no_fields` knows of a command from its name: whether it is a declaration;
     none of the builtins `simple` runs (an array element's assignment, `T[k]=v`, is one), no launch; no script

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Callable, Iterable, NamedTuple
 
+from .. import memo
 from .reading import Reading
 from .record import builder, record
 from .tree import Source, captures, parse, query
@@ -62,7 +62,7 @@ class ShellCommand(NamedTuple):
     expanded: str  # as `ShellLine.expanded`
 
 
-@lru_cache(maxsize=4096)
+@memo.reading(maxsize=4096)
 def line_code(line: str) -> str:
     """`line`, read on its own, without its comment (a `#` that starts a word outside quotes)."""
     if "#" not in line:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 from tree_sitter import Node
 
+from .. import memo
 from .syntax import Builder, heredoc_operator
 from .tree import MAX_SCRIPT, Source, find, parse, query
 from .words import Part, WordReader, begins, is_arithmetic
@@ -62,7 +62,7 @@ class Reading:
     unread: tuple[tuple[int, int], ...] = ()
 
 
-@lru_cache(maxsize=128)
+@memo.reading(maxsize=128)
 def read(text: str, embedded: bool) -> Reading:
     """The reading of a script (a pure function of its text, immutable): the same library or launcher is
     read by every evidence round and every PR of a backtest, and parsing it is most of reading it."""
@@ -92,7 +92,7 @@ def read_whole(raw: list[str]) -> Reading:
     return Reading(statements, _ends(src, nodes, docs, comments), comments, refs, docs, lexed, unread)
 
 
-@lru_cache(maxsize=256)
+@memo.reading(maxsize=256)
 def statements(text: str, base: int = 1) -> tuple:
     """The statements of a string run as shell code (`eval`, `bash -c`, `$(...)`, a sourced file), its first
     line numbered `base`."""

@@ -189,7 +189,7 @@ def _no_call(values: list[str | None]) -> bool:
 _no_call.first_field_only = True  # type: ignore[attr-defined]  (as `reads_first_field` marks a watch)
 
 
-class Script:
+class Script:  # cached_property here: a reading of what it was built from, which never changes
     """A bash script, parsed once, then read two ways.
 
     As a program: `launches(env)`, `trace(...)` and `exports()` run the interpreter over its statements.

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import threading
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate, count, islice
@@ -25,7 +26,9 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 LANGUAGE = Language(tree_sitter_bash.language())
-_PARSER = Parser(LANGUAGE)
+# A parser per thread: a parse calls back into Python (`parse`'s `read`), where another thread may take the
+# GIL, and a tree-sitter parser parses one text at a time. Queries and trees are read-only, so shared.
+_LOCAL = threading.local()
 
 MAX_SCRIPT = 400_000  # characters; longer scripts are read up to this point
 _CHUNK = 128  # bytes handed to the parser per read
@@ -91,7 +94,10 @@ def parse(data: bytes) -> Node | None:
         reads += 1
         return data[offset:offset + _CHUNK] if reads <= budget else b""
 
-    tree = _PARSER.parse(read)
+    parser = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = _LOCAL.parser = Parser(LANGUAGE)
+    tree = parser.parse(read)
     return tree.root_node if tree is not None and reads <= budget else None
 
 
@@ -106,7 +112,7 @@ def masked(data: bytes) -> bytes:
 
 
 @dataclass(frozen=True)
-class Source:
+class Source:  # cached_property here: a reading of what it was built from, which never changes
     """A text as tree-sitter reads it: lines joined by "\\n", as UTF-8 bytes, and the way back from byte
     offsets to line numbers and character columns."""
 
