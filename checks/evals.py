@@ -62,7 +62,7 @@ from dataclasses import dataclass
 
 from . import commands, hardware, sweeps
 from .context import Context
-from .evidence import MISSING
+from .evidence import Missing
 from .masterconfig import EntryChange, MasterConfig, search_points
 from .result import CheckResult, Status
 from .yamlload import YamlProblem, load
@@ -356,7 +356,7 @@ def _commit_image_problems(ctx: Context, t: Target, configs: list[_Config]) -> l
     for c in configs:
         path, key = c.change.path, c.change.key
         text = ctx.need.file(t.sha, path)
-        if text is MISSING:
+        if isinstance(text, Missing):
             problems.append(f"{path} at {t.sha[:8]} (the commit run {t.run_id} evaluated) is not available, so"
                             f" the run's image cannot be compared with the head image {c.image}; re-run this check")
             continue

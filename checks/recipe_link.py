@@ -103,7 +103,7 @@ from dataclasses import dataclass
 
 from . import hardware, markdown, masterconfig, serverargs, signoff
 from .context import Context
-from .evidence import MISSING, UpstreamTarget
+from .evidence import Missing, UpstreamTarget
 from .upstream_recipes import RECIPE_ROOT, targets, upstream_mentions
 from .masterconfig import EntryChange
 from .result import CheckResult, Status
@@ -571,7 +571,7 @@ def check(ctx: Context) -> CheckResult:
         else:
             why = "the additional detail section links no upstream recipe"
         return _result(Status.FAIL, f"{why}; {fix}")
-    docs = {t.url: doc for t in links if (doc := ctx.need.upstream(t)) is not MISSING}
+    docs = {t.url: doc for t in links if not isinstance(doc := ctx.need.upstream(t), Missing)}
     problems = [p for t in links if (p := _status_problem(t, docs.get(t.url))) is not None]
     if problems:
         return _result(_failing(problems), "; ".join(problems) + "; the recipe must be merged upstream "

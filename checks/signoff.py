@@ -38,9 +38,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from . import markdown
 from .snapshot import Comment
+
+if TYPE_CHECKING:  # (checks.context reads sign-offs)
+    from .context import Context
 
 _DETAIL = "additional detail section"
 _SIGNED = re.compile(r"^\s*\**signed\**\s*:", re.IGNORECASE)
@@ -219,13 +223,13 @@ def template(text: str) -> Template | None:
     return Template(tuple(replace(i, line=i.line + first - 1) for i in items), detail, first)
 
 
-def checklist_template(ctx) -> Template | None:
+def checklist_template(ctx: Context) -> Template | None:
     """`template` of the checklist file on the base branch (None without the file or its heading), read
     once per Context: the checklist and recipe-link checks both hold the sign-off to it."""
     return ctx.once(_checklist_template)
 
 
-def _checklist_template(ctx) -> Template | None:
+def _checklist_template(ctx: Context) -> Template | None:
     text = ctx.snap.policy.get(ctx.policy.checklist)
     return template(text) if text is not None else None
 

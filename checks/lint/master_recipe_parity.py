@@ -68,7 +68,7 @@ from typing import Any, Iterator
 
 from .. import launchers, runs
 from ..context import Context
-from ..evidence import MISSING
+from ..evidence import Missing
 from ..result import Finding, Severity
 from ..yamlload import LineDict
 from .recipes import PointRef, Recipe, as_int, is_changed, linked_points, named_by_changes, option, recipe
@@ -85,7 +85,7 @@ def check(ctx: Context) -> Iterator[Finding]:
     # (anchor path, line, problem, fix) -> the lines on the other side, so one
     # recipe line named by several points is reported once.
     grouped: dict[tuple[str, int, Severity, str, str], list[str]] = {}
-    if any(ctx.need.file("head", path) is MISSING for path in named_by_changes(ctx)):
+    if any(isinstance(ctx.need.file("head", path), Missing) for path in named_by_changes(ctx)):
         for path in ctx.policy.runners_configs:  # a recipe still to read may alias its container: ask now
             ctx.need.file("head", path)
     for p in linked_points(ctx):

@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 from .. import changelog, runs
 from ..context import Context
-from ..evidence import MISSING
+from ..evidence import Missing
 from ..hardware import GPUS_PER_NODE, known_sku
 from ..masterconfig import MasterConfig
 from ..recipe_index import recipe_index
@@ -171,7 +171,7 @@ class PointRef:
 
 def _recipe(ctx: Context, path: str) -> Recipe | None:
     text = ctx.need.file("head", path)
-    if text is None or text is MISSING:
+    if text is None or isinstance(text, Missing):
         return None
     try:
         return Recipe(path, text, ctx.yaml(text), None)
