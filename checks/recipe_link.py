@@ -307,7 +307,11 @@ def _script_subjects(ctx: Context, f: ChangedFile, engine: str,
                                  "prefix, precision "
                                  "and SKU, so the model and parallelism it serves cannot be resolved; add or fix "
                                  "the entry")]
-    _cpath, key, entry = paired
+    cpath, key, entry = paired
+    if entry is None:
+        return [_problem(f.path, f"cannot decide: the {engine} master-config entry {key} ({cpath}) that matches "
+                                 f"{f.path} does not parse, so the model and parallelism it serves cannot be "
+                                 "resolved; fix its YAML")]
     points = masterconfig.search_points(entry) or [{}]
     envs: list[dict[str, str]] = []
     for point in points:
