@@ -178,7 +178,7 @@ def _printf(fmt: str, args: list[str]) -> str | None:
             if UNKNOWN in arg:
                 return UNKNOWN
             try:
-                number = float(arg or 0) if conv in "fgeE" else int(arg or 0, 0)
+                number = float(arg or 0) if conv in "fgeE" else int(arg or "0", 0)
             except ValueError:
                 return UNKNOWN
             spec = f"{flags}{width}{'.' + prec if prec is not None else ''}{conv}"
