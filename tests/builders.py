@@ -73,6 +73,16 @@ def needs(module, c: Context) -> Wanted:
     return c.missing
 
 
+def decided(result: CheckResult, status: Status, *at: tuple[str, str, int], only: bool = False) -> CheckResult:
+    """Assert a check's decision by what it decides, not by how it is worded: the row's status and, for each
+    (rule id, path, line) of `at`, a finding there (with `only`, no other finding). A test asserts the wording
+    only where the wording is the point (the fix a message gives, what it names, a count)."""
+    assert result.status is status, result
+    found = {(f.rule, f.path, f.line) for f in result.findings}
+    assert set(at) <= found if not only else found == set(at), sorted(found)
+    return result
+
+
 def sound(module, c: Context) -> CheckResult:
     """`module.check(c)`, asserting what any of its results must be, whatever the input: the check's own
     row with a one-line reason (no fail-closed internal error), no error finding on a row that passes, an
