@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from .policy import Policy
 from .signoff import SignOff
-
-if TYPE_CHECKING:  # (checks.acceptance reads results)
-    from .acceptance import Acceptance
 
 
 class Status(str, Enum):
@@ -124,7 +121,7 @@ class Verdict:
     notes: tuple[str, ...] = ()  # what the verdict must say beyond its rows (ignored repository settings)
     # `/signoff-accept` commands in the conversation (`checks.acceptance.Acceptance`), read when a row is
     # UNDECIDED; the app keeps those pinned to this content and `acceptance.apply` turns their rows PASS.
-    acceptances: tuple[Acceptance, ...] = ()
+    acceptances: tuple[object, ...] = ()  # (typed loosely: checks.acceptance imports this module)
 
     @property
     def rows(self) -> tuple[CheckResult, ...]:
