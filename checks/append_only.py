@@ -60,12 +60,14 @@ launcher: every existing point would run it too).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from . import changelog
 from .context import Context
 from .masterconfig import MasterConfig, search_points
 from .result import CheckResult, Finding, Severity, Status
-from .yamlload import YamlProblem
+from .yamlload import LineDict, YamlProblem
 
 NUMBER = 12
 NAME = "append-only"
@@ -120,7 +122,9 @@ def check(ctx: Context) -> CheckResult:
         return CheckResult(NUMBER, NAME, Status.FAIL, f"{path}:{line} {msg}",
                            (Finding(path, line, RULE, Severity.ERROR, msg),))
 
-    append, regular, broken = [], [], []
+    append: list[changelog.Entry] = []
+    regular: list[changelog.Entry] = []
+    broken: list[tuple[changelog.Entry, YamlProblem]] = []
     for entry in d.new:
         try:
             (append if entry.append_only else regular).append(entry)
@@ -130,14 +134,14 @@ def check(ctx: Context) -> CheckResult:
         return na
     first = append[0] if append else broken[0][0]
     problems = _Problems((path, _append_line(first)))
-    for _entry, exc in broken:
-        problems.add(path, exc.line, f"new changelog entry does not parse ({exc.message}); fix the YAML")
+    for _entry, problem in broken:
+        problems.add(path, problem.line, f"new changelog entry does not parse ({problem.message}); fix the YAML")
     for entry in regular:
         problems.add(path, entry.line, f"regular changelog entry is mixed with the append-only entry at line "
                                        f"{first.line}; mixed regular and append-only entries are not allowed, "
                                        f"split them into separate PRs")
-    if broken:
-        return problems.result()
+    if broken and (unparsed := problems.result()) is not None:  # (each broken entry is a problem)
+        return unparsed
 
     selected = _selected(ctx, append, problems, path)
     for key in selected:
@@ -185,6 +189,7 @@ def _compare(ctx: Context, key: str, problems: _Problems) -> None:
     """Entry fields unchanged, every base point present at head, additions only in existing scenarios."""
     at_base, at_head = _locate(ctx.base_configs, key), _locate(ctx.head_configs, key)
     if at_base is None:  # then it is at head: the key was matched among base and head keys
+        assert at_head is not None
         head_path, head_cfg = at_head
         problems.add(head_path, head_cfg.blocks[key].line,
                      f"{key} is a new config; append-only can only add points to an existing config, "
@@ -205,6 +210,7 @@ def _compare(ctx: Context, key: str, problems: _Problems) -> None:
     except YamlProblem as exc:
         problems.add(head_path, exc.line, f"{key} does not parse ({exc.message}); fix the YAML")
         return
+    assert base is not None and head is not None  # (`_locate` found the key's block on both sides)
 
     for name in sorted(set(base) | set(head), key=str):
         if name == "scenarios" or _canon(base.get(name)) == _canon(head.get(name)):
@@ -223,7 +229,7 @@ def _compare(ctx: Context, key: str, problems: _Problems) -> None:
                      f"append-only must keep every existing point unchanged")
     base_scenarios = {_scenario(p) for _, p in base_points}
     base_set = {canon for canon, _ in base_points}
-    reported: set[tuple] = set()
+    reported: set[tuple[object, object, object]] = set()
     for canon, point in head_points:
         scenario = _scenario(point)
         if canon in base_set or scenario in base_scenarios or scenario in reported:
@@ -252,7 +258,7 @@ def _others(ctx: Context, selected: set[str], path: str, problems: _Problems) ->
                                    f"regular changelog entry")
 
 
-def _points(entry: dict) -> list[tuple[str, dict]]:
+def _points(entry: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """(canonical form, point) of every search-space point, one concurrency each."""
     out = []
     for point in search_points(entry):
@@ -264,13 +270,14 @@ def _points(entry: dict) -> list[tuple[str, dict]]:
     return out
 
 
-def _concurrencies(point: dict) -> list:
+def _concurrencies(point: Mapping[str, Any]) -> list[object]:
     values = point.get("conc-list")
     if isinstance(values, list) and values:
         return list(dict.fromkeys(_canon(v) if isinstance(v, (dict, list)) else v for v in values))
     start, end = point.get("conc-start"), point.get("conc-end")
     if isinstance(start, int) and isinstance(end, int) and 0 < start <= end:
-        out, conc = [], start
+        out: list[object] = []
+        conc = start
         while conc < end:
             out.append(conc)
             conc *= 2
@@ -281,23 +288,23 @@ def _concurrencies(point: dict) -> list:
     return [None]
 
 
-def _scenario(point: dict) -> tuple:
+def _scenario(point: Mapping[str, Any]) -> tuple[object, object, object]:
     return point.get("scenario"), point.get("isl"), point.get("osl")
 
 
-def _nearest(point: dict, head_points: list[tuple[str, dict]], head: dict) -> int:
+def _nearest(point: Mapping[str, Any], head_points: list[tuple[str, dict[str, Any]]], head: LineDict) -> int:
     """Where to report a missing base point at head: that point at another concurrency, its scenario, or the entry."""
     shape = _canon({k: v for k, v in point.items() if k not in ("conc", "line")})
     for _, p in head_points:
         if _canon({k: v for k, v in p.items() if k not in ("conc", "line")}) == shape:
-            return p["line"]
+            return int(p["line"])
     for _, p in head_points:
         if _scenario(p) == _scenario(point):
-            return p["line"]
+            return int(p["line"])
     return head.line_of("scenarios") if "scenarios" in head else head.line
 
 
-def _describe(point: dict) -> str:
+def _describe(point: Mapping[str, Any]) -> str:
     parts = [_describe_scenario(_scenario(point))]
     for name in ("tp", "ep", "dp-attn", "spec-decoding", "conc"):
         if name in point:
@@ -305,17 +312,17 @@ def _describe(point: dict) -> str:
     return " ".join(parts)
 
 
-def _describe_scenario(scenario: tuple) -> str:
+def _describe_scenario(scenario: tuple[object, object, object]) -> str:
     name, isl, osl = scenario
     return f"{name} {isl}/{osl}" if isl is not None or osl is not None else str(name)
 
 
-def _canon(value) -> str:
+def _canon(value: object) -> str:
     """A canonical text of a YAML value: key order and line numbers do not matter, any key type is fine."""
     return json.dumps(_plain(value), sort_keys=True, default=str)
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -323,6 +330,6 @@ def _plain(value):
     return value
 
 
-def _show(value) -> str:
+def _show(value: object) -> str:
     text = "absent" if value is None else _canon(value).strip('"')
     return text if len(text) <= 80 else text[:77] + "..."

@@ -172,7 +172,7 @@ def _may_hit(lines: list[str]) -> list[bool]:
     return [not line.isascii() or any(word in line.lower() for word in held) for line in lines]
 
 
-def _overrides(code: str) -> re.Match | None:
+def _overrides(code: str) -> re.Match[str] | None:
     """`_OVERRIDE.search(code)`; an ASCII line without "override" in any case cannot match."""
     if code.isascii() and "override" not in code.lower():
         return None

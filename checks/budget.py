@@ -60,8 +60,8 @@ def _texts(snap: Snapshot) -> Iterator[tuple[str, str]]:
                 yield f.path, text
     for files in (snap.master_head, snap.master_base, snap.policy):
         yield from files.items()
-    for files in snap.extra_files.values():
-        yield from ((p, t) for p, t in files.items() if t is not None)
+    for extra in snap.extra_files.values():
+        yield from ((p, t) for p, t in extra.items() if t is not None)
     for doc in snap.upstream:
         yield from ((f"{doc.url} {p}", t) for p, t in doc.files.items())
     for artifact in snap.artifacts:

@@ -65,7 +65,7 @@ class Entry:
         if self._data is None:
             value = load(self.text, line_offset=self.line - 1)
             item = value[0] if isinstance(value, list) and len(value) == 1 else None
-            if not isinstance(item, dict):
+            if not isinstance(item, LineDict):  # (`load` builds every mapping as a LineDict)
                 raise YamlProblem(self.line, "changelog entry is not a mapping")
             self._data = item
         return self._data

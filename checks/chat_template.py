@@ -87,7 +87,9 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from typing import Any
 
 from .context import Context
 from .result import CheckResult, Finding, Severity, Status
@@ -96,6 +98,7 @@ from .specdecode import CLIENT_FUNCTIONS, SpecUnit
 from .specmodel import commands, function_body, model, programs, throughput_commands
 from .srtslurm import uses_chat_template, variants
 from .tracing import Reached
+from .yamlload import LineDict
 
 NUMBER = 9
 NAME = "spec-decode chat template"
@@ -145,7 +148,7 @@ def _recipe_problems(ctx: Context, unit: SpecUnit) -> tuple[list[Finding], list[
                     out += problems
                     how += used
             elif (chat := uses_chat_template(bench)) is not True:
-                line = bench.line_of("use_chat_template") if hasattr(bench, "line_of") else 1
+                line = bench.line_of("use_chat_template") if isinstance(bench, LineDict) else 1
                 out.append(Finding(unit.path, line, RULE, Severity.ERROR,
                                    f"spec-decode recipe{label} benchmarks raw completions: set "
                                    "`use_chat_template: true` in its `benchmark:` block" if chat is False else
@@ -155,7 +158,7 @@ def _recipe_problems(ctx: Context, unit: SpecUnit) -> tuple[list[Finding], list[
                 how.append("use_chat_template: true")  # written, or srt-slurm's default
     for nested in _nested_benchmarks(doc):
         if ("use_chat_template" in nested and uses_chat_template(nested) is False
-                and hasattr(nested, "line_of")):
+                and isinstance(nested, LineDict)):
             finding = Finding(unit.path, nested.line_of("use_chat_template"), RULE, Severity.ERROR,
                               "an override `benchmark:` block turns use_chat_template off; keep it true")
             if finding not in out and not any(f.line == finding.line for f in out):
@@ -163,7 +166,7 @@ def _recipe_problems(ctx: Context, unit: SpecUnit) -> tuple[list[Finding], list[
     return list(dict.fromkeys(out)), how
 
 
-def _nested_benchmarks(node, depth: int = 0):
+def _nested_benchmarks(node: object, depth: int = 0) -> Iterator[dict[Any, Any]]:
     if depth > 32:
         return
     if isinstance(node, dict):
@@ -228,8 +231,8 @@ def _flags_verdict(call: Call) -> tuple[str, str]:
     words = call.words[1:]
     for i, word in enumerate(words):
         hits = [bool(v is not None and _CHAT.search(v)) for v in word]
-        if word and all(hits):
-            chat_all = _CHAT.search(word[0]).group(0).strip()
+        if word and all(hits) and (found := _CHAT.search(word[0] or "")):  # (`hits`: every candidate matches)
+            chat_all = found.group(0).strip()
             break
         if any(hits):
             mixed = mixed or word
@@ -245,9 +248,9 @@ def _flags_verdict(call: Call) -> tuple[str, str]:
     return "raw", ""
 
 
-def _option_value(words: tuple, i: int) -> bool:
+def _option_value(words: Sequence[tuple[str | None, ...]], i: int) -> bool:
     """Word i is the value of the option before it (`--model "$MODEL"`), so it carries no flag of its own."""
-    before = words[i - 1] if i > 0 else ()
+    before: tuple[str | None, ...] = words[i - 1] if i > 0 else ()
     return len(before) == 1 and (before[0] or "").startswith("--") and "=" not in (before[0] or "")
 
 
@@ -332,13 +335,14 @@ def _line_problems(ctx: Context, unit: SpecUnit) -> tuple[list[Finding], list[st
     clients = 0
     for cmd in throughput_commands(ctx, unit):
         text, arrays = cmd.text, cmd.arrays
-        if _SERVING.search(text) or _DIRECT.search(text):
+        serving, direct = _SERVING.search(text), _DIRECT.search(text)
+        if serving or direct:
             clients += 1
             chat = _CHAT.search(text) or _CHAT.search(arrays)
             if chat:
                 how.append(chat.group(0).strip())
             else:
-                client = "run_benchmark_serving" if _SERVING.search(text) else _DIRECT.search(text).group(0)
+                client = "run_benchmark_serving" if serving or direct is None else direct.group(0)
                 out.append(Finding(unit.path, cmd.line, RULE, Severity.ERROR,
                                    f"`{client}` drives raw completions with no chat template; pass "
                                    "--use-chat-template (or a chat-completions backend)"))

@@ -79,6 +79,7 @@ import difflib
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import markdown, signoff
@@ -181,7 +182,7 @@ def _words(text: str, vocabulary: list[str], known: frozenset[str], typos: dict[
     return tuple(out)
 
 
-def _score(a: tuple[str, ...], b: tuple[str, ...], a_counts: Counter, b_counts: Counter) -> float:
+def _score(a: tuple[str, ...], b: tuple[str, ...], a_counts: Counter[str], b_counts: Counter[str]) -> float:
     """How alike two word sequences are (`a_counts`, `b_counts`: how often each word occurs in them)."""
     short, long_ = sorted((len(a), len(b)))
     if not short or short < COVER_MIN_LENGTH * long_:
@@ -205,7 +206,7 @@ def _assign(items: list[_TemplateItem], signed: list[tuple[str, ...]]) -> dict[i
     near-duplicate of one item (they share "Please link to GitHub Action ...")
     cannot stand in for a missing sibling; then one-to-one, best score first.
     """
-    pairs = []
+    pairs: list[tuple[float, int, int]] = []
     counts = [Counter(t.words) for t in items]
     for si, words in enumerate(signed):
         mine = Counter(words)
@@ -226,7 +227,7 @@ def _assign(items: list[_TemplateItem], signed: list[tuple[str, ...]]) -> dict[i
     return match
 
 
-def _stems(words) -> set[str]:
+def _stems(words: Iterable[str]) -> set[str]:
     return {w[:6] for w in words if len(w) >= 5 and w not in _STOPWORDS}
 
 

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 from . import codeowners
 from .context import Context
-from .evidence import MISSING
+from .evidence import Missing
 from .result import CheckResult, Status
 
 NUMBER = 0
@@ -107,19 +107,20 @@ def check(ctx: Context) -> CheckResult:
                    for r in rows)
     note = _notes(ctx, path, owners, signer)
 
-    denied = [r for r in rows if r.kind == "not-owner"]
+    # (a path not owned, or not known to be, is so by a rule: `_ownership`)
+    denied = [(r.path, r.rule) for r in rows if r.kind == "not-owner" and r.rule is not None]
     if denied:
-        first = denied[0]
+        owned, rule = denied[0]
         more = f" (+{len(denied) - 1} more path{'s' if len(denied) > 2 else ''})" if len(denied) > 1 else ""
-        return _fail(f"{signer} is not an owner of {first.path}: {path}:{first.rule.line} "
-                     f"`{first.rule}` assigns it to {_owner_list(first.rule)}{more}; "
+        return _fail(f"{signer} is not an owner of {owned}: {path}:{rule.line} "
+                     f"`{rule}` assigns it to {_owner_list(rule)}{more}; "
                      f"one of them must sign off{note}")
-    unverified = [r for r in rows if r.kind == "unverified"]
+    unverified = [(r.path, r.rule) for r in rows if r.kind == "unverified" and r.rule is not None]
     if unverified and not definite:
-        first = unverified[0]
+        owned, rule = unverified[0]
         return CheckResult.undecided(
-            NUMBER, NAME, f"whether {signer} owns {first.path}: {path}:{first.rule.line} lists only "
-                          f"{_owner_list(first.rule)}; {_unknowable(first.rule, member)}, and {signer} is not "
+            NUMBER, NAME, f"whether {signer} owns {owned}: {path}:{rule.line} lists only "
+                          f"{_owner_list(rule)}; {_unknowable(rule, member)}, and {signer} is not "
                           f"a named owner of any changed path; a maintainer who knows the team confirms it, or a "
                           f"named owner signs off{note}")
     defaults = [r for r in rows if r.kind == "default"]
@@ -152,7 +153,7 @@ def _memberships(ctx: Context, signer: str, owners: codeowners.Codeowners,
 
     def member(team: str) -> bool | None:
         found = known.get(team.lower())
-        return None if found is MISSING else found
+        return None if isinstance(found, Missing) else found
 
     return member
 

@@ -125,7 +125,7 @@ def _find(chunk: str, text: str, start: int, end: int) -> int:
 
 
 @memo.reading(maxsize=4096)
-def _chunk_re(chunk: str) -> re.Pattern:
+def _chunk_re(chunk: str) -> re.Pattern[str]:
     """A fixed-length chunk with `?` wildcards; no quantifiers, so the search is O(len(text) * len(chunk))."""
     return re.compile(".".join(re.escape(part) for part in chunk.split(_ANY_CHAR)), re.DOTALL)
 

@@ -48,7 +48,7 @@ class Command:
         return self.comment.author
 
 
-def command_pattern(name: str) -> re.Pattern:
+def command_pattern(name: str) -> re.Pattern[str]:
     """`name` at the start of a line, with its optional argument in group `arg`."""
     return re.compile(rf"^[ \t]*{re.escape(name)}(?![\w-])[ \t]*(?P<arg>[^\s]*)", re.MULTILINE)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
@@ -40,7 +40,7 @@ class _Reads:
     """What one cached computation read beyond what never changes."""
 
     missing: bool = False  # evidence the snapshot did not hold
-    volatile: set = field(default_factory=set)  # the `volatile` facts it used
+    volatile: set[Callable[[Context], Any]] = field(default_factory=set)  # the `volatile` facts it used
 
     def add(self, other: "_Reads") -> None:
         self.missing = self.missing or other.missing
@@ -52,7 +52,7 @@ class Context:
         self.snap = snap
         self.need = Need(self)
         self._asked = _Asked(Wanted())
-        self._missing: dict[str, set] = {}
+        self._missing: dict[str, set[Any]] = {}
         self._frames: list[_Reads] = []
         self._derived: dict[Hashable, tuple[Any, _Reads]] = {}
         self._volatile: dict[Callable[[Context], Any], Any] = {}
@@ -86,7 +86,7 @@ class Context:
         if derive not in self._volatile:
             self._volatile[derive] = derive(self)
         self._note(_Reads(volatile={derive}))
-        return self._volatile[derive]
+        return self._volatile[derive]  # type: ignore[no-any-return]  # what `derive` returned, T by its key
 
     def _note(self, reads: _Reads) -> None:
         if self._frames and (reads.missing or reads.volatile):
@@ -233,7 +233,7 @@ def _added_lines(f: ChangedFile) -> tuple[tuple[int, str], ...]:
     return tuple(out)
 
 
-def _from_patch(patch: str):
+def _from_patch(patch: str) -> Iterator[tuple[int, str]]:
     line = 0
     for raw in patch.splitlines():
         m = _HUNK.match(raw)
@@ -275,7 +275,7 @@ class Need:
     def exists(self, at: str, path: str) -> bool | Missing:
         """Whether the repository holds `path` (as text) at `at`."""
         text = self.file(at, path)
-        return text if text is MISSING else text is not None
+        return text if isinstance(text, Missing) else text is not None
 
     def run(self, run_id: int) -> WorkflowRun | Missing:
         """The workflow run's record; MISSING while GitHub has not been asked (or does not know it)."""

@@ -53,12 +53,15 @@ on Kimi-K2.5/2.6/2.7-Code (`kimik2.5`)" -> FAIL on the entry's 8k1k point.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from datetime import date, datetime, timedelta, timezone
+from typing import Any
 
 from . import models_md
 from .context import Context
 from .masterconfig import EntryChange, search_points
 from .result import CheckResult, Finding, Severity, Status
+from .yamlload import LineDict
 
 NUMBER = 7
 NAME = "deprecated models"
@@ -124,9 +127,10 @@ def review_date(now: str) -> date | None:
     return instant.astimezone(ANYWHERE_ON_EARTH).date()
 
 
-def _violations(change: EntryChange, models: models_md.ModelsMd, today: date, path: str):
+def _violations(change: EntryChange, models: models_md.ModelsMd, today: date, path: str
+                ) -> Iterator[tuple[int, str, bool]]:
     """(line at head, message) for each MODELS.md statement the entry's head recipe breaks, once per statement."""
-    head = change.head or {}
+    head: Mapping[str, Any] = change.head or {}
     prefix = _prefix(change)
     precision = str(head.get("precision") or "").strip().lower()
     points = search_points(head) or [{"scenario": None, "isl": None, "osl": None, "line": change.line}]
@@ -160,9 +164,9 @@ def _message(key: str, prefix: str, scenario: str | None, precision: str, spec: 
     return f"{key} submits {what}{since} ({path}:{dep.line}: \"{_short(dep.text)}\"); remove it from this PR"
 
 
-def _line(change: EntryChange, dep: models_md.Deprecation, point: dict) -> int:
+def _line(change: EntryChange, dep: models_md.Deprecation, point: Mapping[str, Any]) -> int:
     """The head line that carries what is deprecated: precision, model prefix, or the point."""
-    head = change.head
+    head = change.head or LineDict()
     if dep.precision is not None and "precision" in head:
         return head.line_of("precision")
     if dep.scenario is None and dep.precision is None and "model-prefix" in head:
@@ -171,7 +175,7 @@ def _line(change: EntryChange, dep: models_md.Deprecation, point: dict) -> int:
 
 
 def _prefix(change: EntryChange) -> str:
-    value = (change.head or {}).get("model-prefix")
+    value = (change.head or LineDict()).get("model-prefix")
     if isinstance(value, str) and value.strip():
         return value.strip().lower()
     return change.key.split("-", 1)[0].lower()

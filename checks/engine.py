@@ -25,6 +25,7 @@ that need it fail closed. One loop serves every fetcher: GitHub
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from . import acceptance, progress
 from .context import Context
@@ -38,6 +39,11 @@ MAX_ROUNDS = 8  # evidence fetches: a launcher, the script it picks, and what th
 LINT_NAME = "Recipe lint"
 
 
+def _run(rule: Rule, ctx: Context) -> CheckResult | tuple[Finding, ...] | None:
+    progress.rule(rule.id)
+    return run(rule, ctx)
+
+
 def evaluate(subject: Snapshot | Context, rules: Sequence[Rule] = RULES) -> Verdict:
     """The verdict of `rules` on a snapshot (as it stands: nothing is fetched) or on a context."""
     ctx = subject if isinstance(subject, Context) else Context(subject)
@@ -45,10 +51,10 @@ def evaluate(subject: Snapshot | Context, rules: Sequence[Rule] = RULES) -> Verd
     extra: list[CheckResult] = []
     lint: set[Finding] = set()
     for rule in rules:
-        out = ctx.memo(("rule", rule), lambda rule=rule: progress.rule(rule.id) or run(rule, ctx))  # kept across rounds, as facts are
-        if rule.kind == "lint":
+        out = ctx.memo(("rule", rule), partial(_run, rule, ctx))  # kept across rounds, as facts are
+        if isinstance(out, tuple):  # a lint rule's findings (`run`)
             lint.update(out)
-        elif rule.kind == "check":
+        elif rule.kind == "check" and out is not None:
             results.append(out)
         elif out is not None:
             extra.append(out)

@@ -78,8 +78,8 @@ import posixpath
 
 from . import reachability, waivers
 from .context import Context
-from .evidence import MISSING
-from .patch_sites import Reading, ScriptReader, Site, diff_effect, line_sites, python_file_sites
+from .evidence import Missing
+from .patch_sites import Read, Reading, ScriptReader, Site, diff_effect, line_sites, python_file_sites
 from .result import CheckResult, Finding, Severity, Status
 from .bash import Script
 from .snapshot import ChangedFile
@@ -113,11 +113,11 @@ def _is_shell(path: str, text: str) -> bool:
     return "." not in name and text.startswith(_SHEBANG)
 
 
-def _reader(ctx: Context):
+def _reader(ctx: Context) -> Read:
     """Repository files at head, from the snapshot; KeyError for one the snapshot does not hold yet."""
     def read(path: str) -> str | None:
         text = ctx.need.file("head", path)
-        if text is MISSING:
+        if isinstance(text, Missing):
             raise KeyError(path)
         return text
     return read
@@ -146,7 +146,7 @@ def _file_sites(ctx: Context, f: ChangedFile, shared: dict[tuple[str, Script], R
     return Reading()
 
 
-def _workflow_sites(path: str, text: str, read) -> Reading:
+def _workflow_sites(path: str, text: str, read: Read) -> Reading:
     """The `run:` steps of a workflow (or composite action), each read as a bash script on its own lines."""
     try:
         data = load(text)
@@ -160,7 +160,7 @@ def _workflow_sites(path: str, text: str, read) -> Reading:
     return total
 
 
-def _run_blocks(data) -> list[tuple[int, str]]:
+def _run_blocks(data: object) -> list[tuple[int, str]]:
     """(offset of the script's first line, script) of every `run:` string, depth first."""
     out: list[tuple[int, str]] = []
     stack = [data]
@@ -178,7 +178,7 @@ def _run_blocks(data) -> list[tuple[int, str]]:
     return sorted(out)
 
 
-def _dockerfile_sites(path: str, text: str, read) -> list[Site]:
+def _dockerfile_sites(path: str, text: str, read: Read) -> list[Site]:
     """`RUN` lines as shell commands; `COPY` / `ADD` over engine code as an overwrite."""
     lines: list[tuple[int, str]] = []
     sites: list[Site] = []
@@ -193,7 +193,7 @@ def _dockerfile_sites(path: str, text: str, read) -> list[Site]:
     return sites + line_sites(path, lines, read)
 
 
-def _recipe_sites(ctx: Context, path: str, text: str, read, shared: dict[tuple[str, Script], Reading]) -> Reading:
+def _recipe_sites(ctx: Context, path: str, text: str, read: Read, shared: dict[tuple[str, Script], Reading]) -> Reading:
     """An srt-slurm recipe runs its `setup_script` (from the recipe root's `configs/`) in the container."""
     try:
         data = ctx.yaml(text)

@@ -68,11 +68,13 @@ import json
 import math
 import posixpath
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from . import commands, hardware, sweeps
 from .context import Context
-from .evidence import MISSING
+from .evidence import Missing
 from .masterconfig import EntryChange, MasterConfig, search_points
 from .result import CheckResult, Status
 from .yamlload import YamlProblem, load
@@ -101,7 +103,7 @@ class Target:
 @dataclass(frozen=True)
 class _Row:
     file: str  # basename, e.g. agg_eval_all.json
-    data: dict
+    data: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -112,8 +114,8 @@ class _Config:
     framework: str
     sku: str
     multinode: bool
-    variants: frozenset  # (isl, osl, spec_decoding) the sweep evaluates
-    specs: frozenset
+    variants: frozenset[tuple[int, int, str]]  # (isl, osl, spec_decoding) the sweep evaluates
+    specs: frozenset[str]
     image: str
 
     @property
@@ -125,23 +127,23 @@ class _Config:
         node = "multi-node" if self.multinode else "single-node"
         return f"{self.prefix} {self.precision} {self.framework} {self.sku} {node}"
 
-    def owns(self, row: dict) -> bool:
+    def owns(self, row: Mapping[str, Any]) -> bool:
         prefix = row.get("model_prefix", row.get("infmax_model_prefix"))
         return (_low(prefix) == self.prefix and _low(row.get("precision")) == self.precision
                 and _low(row.get("framework")) == self.framework and hardware.sku(row.get("hw")).upper() == self.sku
                 and _bool(row.get("is_multinode")) == self.multinode)
 
-    def owns_bmk(self, row: dict) -> bool:
+    def owns_bmk(self, row: Mapping[str, Any]) -> bool:
         if "config_key" in row:
-            return row["config_key"] == self.change.key
+            return bool(row["config_key"] == self.change.key)
         return self.owns(row) and ("spec_decoding" not in row or _low(row["spec_decoding"]) in self.specs)
 
 
 @dataclass(frozen=True)
 class _Bars:
     path: str
-    default: dict
-    models: dict
+    default: dict[str, Any]
+    models: dict[str, Any]
 
     def bar(self, prefix: str, task: str) -> tuple[float | None, str]:
         """(bar, "the <scope> bar"), or (None, why there is no usable bar)."""
@@ -165,9 +167,11 @@ def target(ctx: Context) -> Target | None:
         run = ctx.need.run(pin.run_id)
         return Target(pin.run_id, run.head_sha if run else None, pin)
     passing = sweeps.passing_run(ctx)
-    if passing is None or passing[1] is None:
+    if passing is None:
         return None
     sha, run_id = passing
+    if run_id is None:
+        return None
     run = ctx.need.run(run_id)
     return Target(run_id, run.head_sha if run else sha, None)
 
@@ -182,7 +186,7 @@ def check(ctx: Context) -> CheckResult:
 def _audit(ctx: Context) -> str:
     """The PASS reason; raises _Fail with the FAIL reason."""
     t = _checked_target(ctx)
-    if t.sha != ctx.snap.pr.head_sha:  # the configs the run evaluated: asked for with its artifacts, in one round
+    if t.sha is not None and t.sha != ctx.snap.pr.head_sha:  # (not None: `_checked_target`) the configs the run evaluated: asked for with its artifacts, in one round
         for ch in ctx.changed_entries:
             if ch.status != "removed":
                 ctx.need.file(t.sha, ch.path)
@@ -203,10 +207,10 @@ def _audit(ctx: Context) -> str:
         else:
             passed.append((row, bar, scope))
     problems += _image_problems(ctx, t, configs)
-    problems = list(dict.fromkeys(p for p in problems if p))
-    if problems:
-        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise _Fail(problems[0] + more)
+    reasons = list(dict.fromkeys(p for p in problems if p))
+    if reasons:
+        more = f" (+{len(reasons) - 1} more)" if len(reasons) > 1 else ""
+        raise _Fail(reasons[0] + more)
     return _summary(t, rows, passed, speedbench, bars, configs)
 
 
@@ -260,7 +264,7 @@ def _eval_rows(ctx: Context, run_id: int) -> list[_Row]:
     return rows
 
 
-def _json_rows(text: str, where: str) -> list[dict]:
+def _json_rows(text: str, where: str) -> list[dict[str, Any]]:
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -300,11 +304,12 @@ def _configs(ctx: Context) -> list[_Config]:
             raise _Fail(f"config {ch.key} at {ch.path}:{line} does not parse, so no eval row can be matched to it;"
                         f" fix the YAML")
         entry = ch.head
-        variants, specs = set(), set()
+        variants: set[tuple[int, int, str]] = set()
+        specs: set[str] = set()
         for point in search_points(entry):
             spec = _low(point.get("spec-decoding") or "none")
             specs.add(spec)
-            isl, osl = point.get("isl"), point.get("osl")
+            isl, osl = point["isl"], point["osl"]  # (`search_points` gives every point both)
             if isl is None and osl is None:
                 variants.add((*AGENTIC_SEQ_LEN, spec))
             elif (isl, osl) in EVAL_SEQ_LENS:
@@ -341,7 +346,7 @@ def _judge(row: _Row, bars: _Bars, run_id: int) -> tuple[str | None, float | Non
             return None, None, ""
         bounds = f"[{d.get('speedbench_min_acceptance_length')}, {d.get('speedbench_max_acceptance_length')}]"
         return f"{where} acceptance length {d.get('score')} failed its bounds {bounds}; {FIX_RERUN}", None, ""
-    score = d.get("score")
+    score: Any = d.get("score")  # a JSON value: a number past `_is_number`
     if not _is_number(score):
         return f"{where} has no score (the eval failed); {FIX_RERUN}", None, ""
     bar, scope = bars.bar(_low(d.get("model_prefix")), task)
@@ -366,7 +371,7 @@ def _commit_image_problems(ctx: Context, t: Target, configs: list[_Config]) -> l
     for c in configs:
         path, key = c.change.path, c.change.key
         text = ctx.need.file(t.sha, path)
-        if text is MISSING:
+        if isinstance(text, Missing):
             problems.append(f"{path} at {t.sha[:8]} (the commit run {t.run_id} evaluated) is not available, so"
                             f" the run's image cannot be compared with the head image {c.image}; re-run this check")
             continue
@@ -411,7 +416,7 @@ def _bmk_image_problems(ctx: Context, t: Target, configs: list[_Config]) -> list
     return problems
 
 
-def _entry_at(path: str, text: str | None, key: str) -> dict | None:
+def _entry_at(path: str, text: str | None, key: str) -> dict[str, Any] | None:
     if text is None:
         return None
     try:
@@ -424,7 +429,7 @@ def _summary(t: Target, rows: list[_Row], passed: list[tuple[_Row, float, str]],
              bars: _Bars, configs: list[_Config]) -> str:
     files = ", ".join(sorted({r.file for r in rows}))
     chosen = " (pinned by `/reuse-sweep-run`)" if t.pin is not None else ""
-    groups: dict[tuple, list[float]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, float], list[float]] = defaultdict(list)
     for row, bar, scope in passed:
         d = row.data
         groups[(str(d.get("task")), str(d.get("score_name") or "score"), scope, bar)].append(float(d["score"]))
@@ -449,33 +454,33 @@ def _reuse_commands(ctx: Context) -> list[commands.Command]:
     return commands.commands(ctx, p.reuse_command, p.authorized_associations)
 
 
-def _describe(d: dict) -> str:
+def _describe(d: Mapping[str, Any]) -> str:
     spec = _low(d.get("spec_decoding"))
     parts = [d.get("model_prefix"), d.get("hw"), d.get("framework"), d.get("precision"),
              spec if spec not in ("", "none") else None, f"conc {d.get('conc')}"]
     return " ".join(str(p) for p in parts if p)
 
 
-def _image(value) -> str:
+def _image(value: object) -> str:
     return str(value or "").strip().replace("#", "/")
 
 
-def _low(value) -> str:
+def _low(value: object) -> str:
     return str(value if value is not None else "").strip().lower()
 
 
-def _bool(value) -> bool:
+def _bool(value: object) -> bool:
     return value if isinstance(value, bool) else str(value).lower() == "true"
 
 
-def _int(value) -> int:
+def _int(value: Any) -> int:  # (any JSON value: what `int` cannot read is 0)
     try:
         return int(value)
     except (TypeError, ValueError):
         return 0
 
 
-def _is_number(value) -> bool:
+def _is_number(value: object) -> bool:
     """A finite int or float (JSON's NaN is not a score)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 

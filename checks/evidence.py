@@ -12,6 +12,7 @@ is the app's.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Literal
 
 
 class Missing:
@@ -24,7 +25,7 @@ class Missing:
             cls._instance = super().__new__(cls)
         return cls._instance
 
-    def __bool__(self) -> bool:
+    def __bool__(self) -> Literal[False]:
         return False
 
     def __repr__(self) -> str:

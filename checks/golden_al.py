@@ -232,7 +232,7 @@ def _agentic_unit(ctx: Context, unit: SpecUnit, reads: tuple[SpecRead, ...]) -> 
                         undecided=True)], []
     findings: list[Finding] = []
     passes: list[str] = []
-    shared: dict[tuple, list[tuple[SpecRead, _Golden]]] = {}  # unit-level pins: judged over every config
+    shared: dict[tuple[Simulation, ...], list[tuple[SpecRead, _Golden]]] = {}  # unit-level pins: judged over every config
     for read in live:
         golden = _Golden(ctx, read)
         if read.acceptance == "unknown":

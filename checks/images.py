@@ -73,6 +73,7 @@ from . import hardware
 from .context import Context
 from .masterconfig import EntryChange, iter_fields
 from .result import CheckResult, Finding, Severity, Status
+from .yamlload import LineDict
 
 NUMBER = 6
 NAME = "upstream image / ordering"
@@ -120,11 +121,11 @@ def check(ctx: Context) -> CheckResult:
     changes = [c for c in ctx.changed_entries if c.status != "removed"]
     if not changes:
         return CheckResult(NUMBER, NAME, Status.NA, "the PR adds or changes no master-config entries")
-    broken = [c for c in changes if c.error is not None]
+    broken = [(c, c.error) for c in changes if c.error is not None]
     if broken:
-        c = broken[0]
-        return _fail([f"{c.path}:{c.error.line} does not parse ({c.error.message}); fix the YAML"],
-                     [Finding(c.path, c.error.line, RULE_IMAGE, Severity.ERROR, f"malformed entry: {c.error.message}")])
+        c, error = broken[0]
+        return _fail([f"{c.path}:{error.line} does not parse ({error.message}); fix the YAML"],
+                     [Finding(c.path, error.line, RULE_IMAGE, Severity.ERROR, f"malformed entry: {error.message}")])
 
     entries = [_entry(c) for c in changes]
     units = ctx.signoff.detail_paragraphs if ctx.signoff else ()
@@ -182,7 +183,7 @@ def _fail(problems: list[str], findings: list[Finding]) -> CheckResult:
 
 
 def _entry(change: EntryChange) -> _Entry:
-    head = change.head  # parsed: entries that failed to parse are reported before
+    head = change.head or LineDict()  # parsed: entries that failed to parse are reported before
 
     def text(field: str) -> str:
         value = head.get(field)

@@ -19,8 +19,10 @@ from __future__ import annotations
 import re
 import types
 from dataclasses import dataclass
+from collections.abc import Sequence
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from markdown_it.rules_block import table as stock_table  # the rule (the package exports the function)
 
 MAX_CHARS = 1_000_000
@@ -127,7 +129,7 @@ _MARKDOWN = _markdown()  # built once, at import (0.3 ms); only read after
 _FIRST_TOKENS = frozenset(("paragraph_open", "heading_open", "table_open", "fence", "code_block", "html_block", "hr"))
 
 
-def _blocks(tokens) -> list[Block]:
+def _blocks(tokens: Sequence[Token]) -> list[Block]:
     out: list[Block] = []
     depth = quotes = 0
     fresh_item = False  # the next block opens a list item
@@ -153,10 +155,10 @@ def _blocks(tokens) -> list[Block]:
     return out
 
 
-def _block(tokens, i: int, depth: int, quoted: bool, opens_item: bool) -> tuple[Block, int]:
+def _block(tokens: Sequence[Token], i: int, depth: int, quoted: bool, opens_item: bool) -> tuple[Block, int]:
     """The block whose first token is `tokens[i]`, at its nesting, and the index of its last token."""
     t = tokens[i]
-    line, end = t.map[0] + 1, t.map[1] + 1
+    line, end = t.map[0] + 1, t.map[1] + 1  # type: ignore[index]  # a block's first token has its lines
     if t.type == "paragraph_open":
         return Block("paragraph", line, end, tokens[i + 1].content, 0, depth, quoted, opens_item), i + 2
     if t.type == "heading_open":
@@ -166,7 +168,7 @@ def _block(tokens, i: int, depth: int, quoted: bool, opens_item: bool) -> tuple[
         j = i + 1
         while tokens[j].type != "table_close":
             if tokens[j].type == "tr_open":
-                row_line, cells = tokens[j].map[0] + 1, []
+                row_line, cells = tokens[j].map[0] + 1, list[str]()  # type: ignore[index]  # (a row's too)
                 j += 1
                 while tokens[j].type != "tr_close":
                     if tokens[j].type == "inline":

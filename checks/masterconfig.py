@@ -22,11 +22,11 @@ import bisect
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable, Iterator, NamedTuple
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple
 
 from .changelog import shared_ends
 from .snapshot import Snapshot
-from .yamlload import LineDict, YamlProblem, load
+from .yamlload import LineDict, LineList, YamlProblem, load
 
 # Linear on any line: a plain key runs to its first colon (blanks before it are stripped by the caller), a
 # field's value to the end of its line (stripped too); no part gives back what it took.
@@ -58,7 +58,7 @@ def _scan(text: str, offset: int, counted: int, line: int, stop: int | None) -> 
         if m:
             line += text.count("\n", counted, begin)
             counted = begin
-            starts.append((begin, line, m.group(m.lastindex).strip()))  # the one alternative that matched
+            starts.append((begin, line, m.group(m.lastindex or 0).strip()))  # the one alternative that matched
     return starts
 
 
@@ -215,7 +215,7 @@ class MasterConfig:  # cached_property here: a reading of what it was built from
             return None
         data = load(block.text, line_offset=block.line - 1)
         value = data.get(key) if isinstance(data, dict) else None
-        if not isinstance(value, dict):
+        if not isinstance(value, LineDict):  # (`load` builds every mapping as a LineDict)
             raise YamlProblem(block.line, f"config {key!r} is not a mapping")
         self._parsed[key] = value
         return value
@@ -287,8 +287,8 @@ def changed_entries(base_cfgs: dict[str, MasterConfig], head_cfgs: dict[str, Mas
             b, h = base_blocks.get(key), head_blocks.get(key)
             if b is not None and h is not None and (b.text is h.text or b.text.rstrip() == h.text.rstrip()):
                 continue  # (a head split where it differs from base has the base's texts elsewhere)
-            line = h.line if h else b.line
-            again = head.duplicates.get(key) if h else None
+            line = h.line if h else b.line if b else 0  # (the key is in one of them)
+            again = head.duplicates.get(key) if h and head else None
             if again:
                 where = ", ".join(map(str, again))
                 out.append(EntryChange(path, key, "modified" if b else "added", None, None, again[-1], YamlProblem(
@@ -296,12 +296,12 @@ def changed_entries(base_cfgs: dict[str, MasterConfig], head_cfgs: dict[str, Mas
                                "a reader that takes the first sees another entry: keep one")))
                 continue
             try:
-                head_entry = head.entry(key) if h else None
+                head_entry = head.entry(key) if h and head else None
             except YamlProblem as exc:
                 out.append(EntryChange(path, key, "modified" if b else "added", None, None, line, exc))
                 continue
             try:
-                base_entry = base.entry(key) if b else None
+                base_entry = base.entry(key) if b and base else None
             except YamlProblem:
                 base_entry = None  # a malformed base is the base's problem, not this PR's
             if h is None:
@@ -333,7 +333,7 @@ def iter_fields(cfgs: dict[str, MasterConfig]) -> Iterator[tuple[str, str, dict[
             yield path, key, cfg.fields(key)
 
 
-def iter_points(entry: dict) -> Iterator[tuple[str, dict, dict, int]]:
+def iter_points(entry: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any], int]]:
     """(scenario, group, point mapping, line of the point) of every search-space point under `scenarios`."""
     scenarios = entry.get("scenarios")
     if not isinstance(scenarios, dict):
@@ -343,16 +343,16 @@ def iter_points(entry: dict) -> Iterator[tuple[str, dict, dict, int]]:
             space = group.get("search-space") if isinstance(group, dict) else None
             for i, point in enumerate(space if isinstance(space, list) else ()):
                 if isinstance(point, dict):
-                    yield scenario, group, point, space.line_of(i) if hasattr(space, "line_of") else 0
+                    yield scenario, group, point, space.line_of(i) if isinstance(space, LineList) else 0
 
 
-def search_points(entry: dict) -> list[dict]:
+def search_points(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Flatten `scenarios` into one dict per search-space point, with its scenario and sequence lengths.
 
     Each point carries `scenario` (e.g. fixed-seq-len, agentic-coding), `isl`,
     `osl` (None for agentic) and `line` (the point's line), plus its own keys.
     """
-    points: list[dict] = []
+    points: list[dict[str, Any]] = []
     for scenario, group, point, line in iter_points(entry):
         shared = {k: v for k, v in group.items() if k != "search-space"}
         points.append({**shared, **point, "scenario": scenario,
@@ -360,7 +360,7 @@ def search_points(entry: dict) -> list[dict]:
     return points
 
 
-def _ordered_keys(base: dict, head: dict) -> list[str]:
+def _ordered_keys(base: Mapping[str, object], head: Mapping[str, object]) -> list[str]:
     keys = list(head)
     keys += [k for k in base if k not in head]
     return keys

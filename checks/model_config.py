@@ -160,9 +160,9 @@ def _use(name: ast.Name, parents: dict[int, ast.AST], configs: set[str], keys: s
     parent = parents.get(id(name))
     if isinstance(parent, ast.Subscript) and parent.value is name:
         key = _constant_key(parent.slice)
-        outer: ast.AST = parent
-        while isinstance(parents.get(id(outer)), ast.Subscript) and parents[id(outer)].value is outer:
-            outer = parents[id(outer)]
+        outer: ast.Subscript = parent
+        while isinstance(up := parents.get(id(outer)), ast.Subscript) and up.value is outer:
+            outer = up
         above = parents.get(id(outer))
         if (isinstance(outer.ctx, (ast.Store, ast.Del)) or isinstance(above, ast.AugAssign)
                 or (isinstance(above, ast.Attribute) and above.attr in _CONFIG_WRITES)):
@@ -210,7 +210,7 @@ def _method(attr: ast.Attribute, parents: dict[int, ast.AST], owner: str, keys: 
             found += [_constant_key(k) for k in arg.keys]
         if any(k is None for k in found):
             return f"it updates {owner} at a key computed at run time"
-        keys.update(found)
+        keys.update(k for k in found if k is not None)  # (every one is, as just checked)
         return ""
     if attr.attr in ("popitem", "clear"):
         return f"it calls {owner}.{attr.attr}(), which changes keys it does not name"

@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
+from collections.abc import Iterator, Sequence
 from itertools import islice
 
 from . import markdown
@@ -102,7 +103,7 @@ class ModelsMd:
     prefixes: frozenset[str]  # every model prefix MODELS.md names (support matrix, notices)
     seq_scenarios: dict[tuple[int, int], str] = field(default_factory=dict)  # (isl, osl) -> scenario name
 
-    def scenario_name(self, scenario: str, isl, osl) -> str:
+    def scenario_name(self, scenario: str, isl: object, osl: object) -> str:
         """The MODELS.md name of a master-config scenario (`fixed-seq-len` 8192/1024 -> "Single-turn 8k1k")."""
         if scenario == "agentic-coding":
             return AGENTIC
@@ -165,7 +166,7 @@ class _Parser:
                         self.last_day = _date_in(clean)
                         break
 
-    def _section_lines(self, after: int):
+    def _section_lines(self, after: int) -> Iterator[str]:
         """The lines of text (tables too) of the blocks from `after` up to the next heading."""
         for block in islice(self.doc.blocks, after, None):
             if block.kind == "heading":
@@ -222,7 +223,7 @@ class _Parser:
         elif "model" in col and any(h.startswith("deprecated") for h in header):
             self._notice_table(body, col["model"], next(k for k, h in enumerate(header) if h.startswith("deprecated")))
 
-    def _scenarios_table(self, body, col) -> None:
+    def _scenarios_table(self, body: tuple[tuple[int, tuple[str, ...]], ...], col: dict[str, int]) -> None:
         for line, cells in body:
             name = _clean(_at(cells, col["scenario"]))
             if "isl/osl" in col:
@@ -242,7 +243,7 @@ class _Parser:
             since = _iso(iso) if iso else None
             self.out.append(Deprecation(line, f"{name}: {status}", prefixes, scenarios[0], since=since))
 
-    def _matrix(self, body, col) -> None:
+    def _matrix(self, body: tuple[tuple[int, tuple[str, ...]], ...], col: dict[str, int]) -> None:
         active_col = next((k for name, k in col.items() if name.startswith("active")), None)
         deprecated_col = next((k for name, k in col.items() if name.startswith("deprecated")), None)
         for line, cells in body:
@@ -267,7 +268,8 @@ class _Parser:
                     continue
                 self.out.append(dep)
 
-    def _notice_table(self, body, model_col: int, deprecated_col: int) -> None:
+    def _notice_table(self, body: tuple[tuple[int, tuple[str, ...]], ...], model_col: int,
+                      deprecated_col: int) -> None:
         self.last_table = []
         for line, cells in body:
             model_raw = _at(cells, model_col)
@@ -310,7 +312,9 @@ def _items(cell: str) -> list[str]:
     """Split a cell on commas outside parentheses."""
     if "(" not in cell and ")" not in cell:
         return [i for i in (part.strip() for part in cell.split(",")) if i]
-    items, depth, current = [], 0, []
+    items: list[str] = []
+    depth = 0
+    current: list[str] = []
     for ch in cell:
         depth += (ch == "(") - (ch == ")")
         if ch == "," and depth <= 0:
@@ -322,7 +326,7 @@ def _items(cell: str) -> list[str]:
     return [i for i in items if i]
 
 
-def _at(cells: list[str], k: int) -> str:
+def _at(cells: Sequence[str], k: int) -> str:
     return cells[k] if k < len(cells) else ""
 
 
@@ -347,7 +351,7 @@ def _date_in(text: str) -> date | None:
     return _iso(iso) if iso else None
 
 
-def _iso(m: re.Match) -> date | None:
+def _iso(m: re.Match[str]) -> date | None:
     try:
         return date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
     except ValueError:

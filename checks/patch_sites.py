@@ -46,12 +46,14 @@ import posixpath
 import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Callable
+from typing import Callable, Iterator
 
 from . import pycode
 from .scriptpaths import repo_path
 from .bash import MAX_SCRIPT, Heredoc, Script, SimpleCommand, heredoc_bodies, line_code
 from .stack import Target, located_target, module_target, package_target, path_target, repo_target
+
+Read = Callable[[str], "str | None"]  # a repository path -> its text (None: not a file); KeyError: not held
 
 MAX_DEPTH = 2  # scripts followed from a changed file: the script it runs, and one more
 
@@ -187,7 +189,7 @@ class ScriptReader:  # cached_property here: a reading of what it was built from
     script runs on a CI runner (a workflow step), not where the engine is installed, so what it pip-installs
     is the runner's, not the pinned image's."""
 
-    def __init__(self, path: str, script: Script, read, depth: int = 0, offset: int = 0, on_runner: bool = False,
+    def __init__(self, path: str, script: Script, read: Read, depth: int = 0, offset: int = 0, on_runner: bool = False,
                  scripts: Callable[[str], Script] = Script, shared: dict[tuple[str, Script], Reading] | None = None):
         self.path = path
         self.script = script
@@ -392,7 +394,7 @@ class ScriptReader:  # cached_property here: a reading of what it was built from
         if name in _WRITERS and len(args) >= 2:
             source = repo_path(args[0], self.path, self.script)
             text = self._repo_text(source) if source else None
-            if text is not None:
+            if source and text is not None:
                 effect = hook_effect(text)
                 return [(f"installs {source} as a Python startup hook ({base}) that {effect}", posixpath.basename(source),
                          False)] if effect else []
@@ -430,7 +432,7 @@ class ScriptReader:  # cached_property here: a reading of what it was built from
         path = repo_path(written, self.path, self.script)
         base = posixpath.basename(path or written)
         text = self._repo_text(path) if path else None
-        if text is None:
+        if text is None or path is None:  # (a text is read from a path)
             if path is not None and path in self.reading.missing:
                 return []  # asked for: judged when it has been read
             if _PATCHY.search(base) or Target.ENGINE in arg_targets:
@@ -541,7 +543,7 @@ def _positional(words: tuple[str, ...], with_value: frozenset[str]) -> list[str]
     return out
 
 
-def _mount_specs(text: str):
+def _mount_specs(text: str) -> Iterator[tuple[str, str]]:
     """(source, destination) of each bind mount the options in `text` ask for."""
     for m in _MOUNT.finditer(text):
         if m.group(3):  # --mount type=bind,source=...,target=...
@@ -642,7 +644,7 @@ def _may_hold_site(code: str) -> bool:
     return any(t in _JUDGED or t in _MOUNT_OPTIONS or _PYTHON.match(t) for t in _TOKEN_SEPARATORS.split(code))
 
 
-def line_sites(path: str, lines: list[tuple[int, str]], read) -> list[Site]:
+def line_sites(path: str, lines: list[tuple[int, str]], read: Read) -> list[Site]:
     """Lines read alone as shell commands (a master config's added lines, a Dockerfile's `RUN`s); a line that
     cannot hold a site (`_may_hold_site`: most of a master config's) is not parsed."""
     sites: list[Site] = []

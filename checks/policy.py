@@ -20,7 +20,7 @@ import fnmatch
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from .yamlload import YamlProblem, load
+from .yamlload import LineDict, YamlProblem, load
 
 CONFIG_PATH = ".github/signoff-bot.yml"
 _CHOICES = {"lint": ("advice", "blocking"), "workflow_changes": ("note", "blocking")}
@@ -84,10 +84,10 @@ class Policy:
                             "every setting is the default",)
         if data is None:
             return policy, ()
-        if not isinstance(data, dict):
+        if not isinstance(data, LineDict):  # (`load` builds every mapping as a LineDict)
             return policy, (f"{path}: must be a mapping of settings; every setting is the default",)
         known = {f.name for f in fields(cls)}
-        changes: dict = {}
+        changes: dict[str, Any] = {}
         problems: list[str] = []
         for key, value in data.items():
             name = str(key).replace("-", "_")
@@ -97,9 +97,9 @@ class Policy:
                 hint = f" (did you mean {close[0]}?)" if close else ""
                 problems.append(f"{where}: unknown setting {key!r}{hint}; ignored")
                 continue
-            setting, problem = _setting(name, getattr(policy, name), value)
-            if problem:
-                problems.append(f"{where}: {key} {problem}; ignored, the default applies")
+            setting, why = _setting(name, getattr(policy, name), value)
+            if why:
+                problems.append(f"{where}: {key} {why}; ignored, the default applies")
             else:
                 changes[name] = setting
         return replace(policy, **changes), tuple(problems)

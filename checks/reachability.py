@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from . import hardware
 from .context import Context
 from .recipe_index import recipe_index
 from .runs import SIZING, PointRun, head_points, iter_changed_runs, launchers, named_env, run_of
-from .bash import reads_call_names, reads_first_field
+from .bash import Script, SimpleCommand, reads_call_names, reads_first_field
 from .tracing import head_reader, reach
-from .yamlload import YamlProblem
+from .yamlload import LineDict, YamlProblem
 
 MAX_SIZINGS = 4  # sizings of one entry's points traced each with its own; beyond it, traced without them
 MAX_RUNNING = 12  # entries that run one changed file, followed; beyond it every line of the file counts
@@ -57,17 +57,17 @@ def reached(ctx: Context, files: tuple[str, ...]) -> Reachability:
     return ctx.once(_reached, files)
 
 
-def _submitted(ctx: Context, files: tuple[str, ...]) -> tuple[list[tuple[str, dict, PointRun]], set[str]]:
+def _submitted(ctx: Context, files: tuple[str, ...]) -> tuple[list[tuple[str, Mapping[str, Any], PointRun]], set[str]]:
     """(key, entry, point run) of the points the PR submits that matter for `files`, one per entry and set of
     variables (a point's sizing picks no branch), and the files run by too many entries to follow."""
-    out: dict[tuple, tuple[str, dict, PointRun]] = {}
+    out: dict[tuple[str, str, tuple[tuple[str, str], ...], tuple[str, ...]], tuple[str, Mapping[str, Any], PointRun]] = {}
 
-    def add(config_path: str, key: str, entry: dict, run: PointRun) -> None:
+    def add(config_path: str, key: str, entry: Mapping[str, Any], run: PointRun) -> None:
         env = tuple(sorted(run.env.items()))
         out.setdefault((config_path, key, env, tuple(t.path for t in run.targets)), (key, entry, run))
 
     for change, run in iter_changed_runs(ctx):
-        add(change.path, change.key, change.head, run)
+        add(change.path, change.key, change.head or LineDict(), run)  # (`iter_changed_runs`: parsed heads)
     everywhere: set[str] = set()
     for path in files:
         running = _entries_running(ctx, path, MAX_RUNNING + 1)
@@ -84,7 +84,8 @@ def _submitted(ctx: Context, files: tuple[str, ...]) -> tuple[list[tuple[str, di
     return [out[k] for k in sorted(out)], everywhere
 
 
-def _entries_running(ctx: Context, path: str, limit: int, by_name: bool = False) -> list[tuple[str, str, dict]]:
+def _entries_running(ctx: Context, path: str, limit: int, by_name: bool = False
+                     ) -> list[tuple[str, str, LineDict]]:
     """Head entries that may run `path`: those naming it as a recipe, those whose runner's launcher it is,
     and those a benchmark script is named after (its model prefix; with `by_name`, also its precision and
     framework, as the launchers pick a script by them: `named_env`); the first `limit` that parse (a file
@@ -115,7 +116,7 @@ def _entries_running(ctx: Context, path: str, limit: int, by_name: bool = False)
                     runs = launched[runner]
                 if runs:
                     keys.add((config_path, key))
-    out = []
+    out: list[tuple[str, str, LineDict]] = []
     for config_path, key in sorted(keys):
         if len(out) >= limit:
             break
@@ -135,11 +136,11 @@ def _reached(ctx: Context, files: tuple[str, ...]) -> Reachability:
     called: set[str] = set()
     undecided = ""
     submitted, everywhere = _submitted(ctx, files)
-    sized: dict[tuple, int] = {}  # (entry, variables but its sizing) -> how many sizings it is run with
+    sized: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}  # (entry, variables but its sizing) -> how many sizings it is run with
     for key, _entry, run in submitted:
         group = (key, tuple(sorted((k, v) for k, v in run.env.items() if k not in SIZING)))
         sized[group] = sized.get(group, 0) + 1
-    traced: set[tuple] = set()
+    traced: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     for key, entry, run in submitted:
         # A point's sizing (TP, EP, DP attention, ...) decides a guard as much as any variable; an entry run with
         # more sizings than MAX_SIZINGS is traced without them (a guard on one then runs both ways).
@@ -169,9 +170,9 @@ def _reached(ctx: Context, files: tuple[str, ...]) -> Reachability:
     return Reachability({p: frozenset(n) for p, n in sorted(lines.items())}, undecided, frozenset(everywhere))
 
 
-def _called_lines(script, called: set[str]) -> set[int]:
+def _called_lines(script: Script, called: set[str]) -> set[int]:
     """The lines of the functions of `script` that `called` names, and of the functions those call."""
-    bodies: dict[str, list] = {}
+    bodies: dict[str, list[SimpleCommand]] = {}
     for command in script.simple_commands:
         if command.function:
             bodies.setdefault(command.function, []).append(command)

@@ -113,15 +113,18 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from . import hardware, markdown, masterconfig, serverargs, signoff
 from .context import Context
-from .evidence import MISSING, UpstreamTarget
+from .evidence import Missing, UpstreamTarget
 from .upstream_recipes import RECIPE_ROOT, targets, upstream_mentions
 from .masterconfig import EntryChange
 from .result import CheckResult, Status
 from .snapshot import ChangedFile, UpstreamDoc
+from .yamlload import LineDict
 
 NUMBER = 3
 NAME = "recipe link"
@@ -220,7 +223,7 @@ def _scope(ctx: Context) -> _Scope:
         elif kind == "other":
             other.append(framework)
         else:
-            head = change.head or {}
+            head = change.head or LineDict()
             multi += [m for m in ("multinode: true" if head.get("multinode") is True else "",
                                   "disagg: true" if head.get("disagg") is True else "", framework)
                       if m and m not in multi]
@@ -244,7 +247,7 @@ class _Subject:
     problem: str = ""  # why it cannot be compared (fails closed)
 
 
-def _point_env(entry: dict, point: dict) -> dict[str, str]:
+def _point_env(entry: Mapping[str, Any], point: Mapping[str, Any]) -> dict[str, str]:
     """The variables InferenceX's runner gives a script for one search-space point."""
     env = {"MODEL": str(entry.get("model") or "")}
     if "tp" in point:
@@ -259,7 +262,7 @@ def _point_env(entry: dict, point: dict) -> dict[str, str]:
     return {k: v for k, v in env.items() if v}
 
 
-def _pair(ctx: Context, path: str, engine: str) -> tuple[str, str, dict] | None:
+def _pair(ctx: Context, path: str, engine: str) -> tuple[str, str, LineDict | None] | None:
     """(config path, key, entry) of the head master-config entry that runs script `path`.
 
     InferenceX names scripts `<model-prefix>_<precision>_<sku>[_<framework>][_<suffix>...].sh`
@@ -274,7 +277,7 @@ def _pair(ctx: Context, path: str, engine: str) -> tuple[str, str, dict] | None:
     if len(words) < 3:
         return None
     changed = {(c.path, c.key) for c in ctx.changed_entries}
-    best = None
+    best: tuple[tuple[bool, int, str, int], str, str, LineDict | None] | None = None
     for cpath, cfg in ctx.head_configs.items():
         for key, block in cfg.blocks.items():
             if words[0] not in block.text.lower():  # its model-prefix, read from this text, cannot be the script's
@@ -288,8 +291,8 @@ def _pair(ctx: Context, path: str, engine: str) -> tuple[str, str, dict] | None:
             key_words = set(key.lower().split("-"))
             if any(w not in key_words for w in words[2:] if w not in (sku, engine)):
                 continue
-            entry = masterconfig.find_entry({cpath: cfg}, key)
-            entry = entry[1] if entry else None
+            found = masterconfig.find_entry({cpath: cfg}, key)
+            entry = found[1] if found else None
             scenarios = entry.get("scenarios") if entry is not None else None
             if scenario and not (isinstance(scenarios, dict) and any(str(s).startswith(scenario) for s in scenarios)):
                 continue
@@ -312,13 +315,17 @@ def _merge_args(args: list[serverargs.Arg]) -> tuple[serverargs.Arg, ...]:
 
 
 def _script_subjects(ctx: Context, f: ChangedFile, engine: str,
-                     paired: tuple[str, str, dict] | None) -> list[_Subject]:
+                     paired: tuple[str, str, LineDict | None] | None) -> list[_Subject]:
     if paired is None:
         return [_problem(f.path, f"cannot decide: no {engine} master-config entry matches {f.path} by model "
                                  "prefix, precision "
                                  "and SKU, so the model and parallelism it serves cannot be resolved; add or fix "
                                  "the entry")]
-    _cpath, key, entry = paired
+    cpath, key, entry = paired
+    if entry is None:
+        return [_problem(f.path, f"cannot decide: the {engine} master-config entry {key} ({cpath}) that matches "
+                                 f"{f.path} does not parse, so the model and parallelism it serves cannot be "
+                                 "resolved; fix its YAML")]
     points = masterconfig.search_points(entry) or [{}]
     envs: list[dict[str, str]] = []
     for point in points:
@@ -585,7 +592,7 @@ def check(ctx: Context) -> CheckResult:
         else:
             why = "the additional detail section links no upstream recipe"
         return _result(Status.FAIL, f"{why}; {fix}")
-    docs = {t.url: doc for t in links if (doc := ctx.need.upstream(t)) is not MISSING}
+    docs = {t.url: doc for t in links if not isinstance(doc := ctx.need.upstream(t), Missing)}
     problems = [p for t in links if (p := _status_problem(t, docs.get(t.url))) is not None]
     if problems:
         return _result(_failing(problems), "; ".join(problems) + "; the recipe must be merged upstream "

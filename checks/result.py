@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Iterable
 
 from .policy import Policy
 from .signoff import SignOff
@@ -50,7 +51,7 @@ class Finding:
     # finding is undecided is UNDECIDED (`CheckResult.failed`), and its message starts "cannot decide".
     undecided: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         out = {
             "path": self.path,
             "line": self.line,
@@ -81,7 +82,8 @@ class CheckResult:
         return self.status in (Status.PASS, Status.NA)
 
     @classmethod
-    def failed(cls, number: int, name: str, findings, rule_in_reason: bool = False) -> "CheckResult":
+    def failed(cls, number: int, name: str, findings: Iterable[Finding], rule_in_reason: bool = False
+               ) -> "CheckResult":
         """A FAIL whose one-line reason is the first violation (path:line message), plus how many more
         findings; UNDECIDED when every finding is undecided (nothing was found wrong, something was not read)."""
         findings = tuple(sorted(findings))
@@ -119,7 +121,7 @@ class Verdict:
     notes: tuple[str, ...] = ()  # what the verdict must say beyond its rows (ignored repository settings)
     # `/signoff-accept` commands in the conversation (`checks.acceptance.Acceptance`), read when a row is
     # UNDECIDED; the app keeps those pinned to this content and `acceptance.apply` turns their rows PASS.
-    acceptances: tuple = ()
+    acceptances: tuple[object, ...] = ()  # (typed loosely: checks.acceptance imports this module)
 
     @property
     def rows(self) -> tuple[CheckResult, ...]:

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from .commands import Command, commands, effective, run_problem
 from .context import Context
-from .evidence import MISSING, Missing
+from .evidence import Missing
 from .result import CheckResult, Status
 from .snapshot import WorkflowRun
 
@@ -64,7 +64,7 @@ def check(ctx: Context) -> CheckResult:
         return CheckResult(NUMBER, NAME, Status.PASS, f"{posted} in {command.comment.url}")
     run = ctx.need.run(command.run_id)
     problem = _run_problem(ctx, command.run_id, run)
-    if problem:
+    if problem or isinstance(run, Missing):  # (a missing run is a problem)
         return _fail(f"{posted} ({command.comment.url}) {problem}")
     return CheckResult(NUMBER, NAME, Status.PASS,
                        f"{posted} in {command.comment.url}; the run is on in-PR commit {run.head_sha[:8]}")
@@ -104,7 +104,7 @@ def _missing(ctx: Context, name: str, valid: list[Command], malformed: list[Comm
 def _run_problem(ctx: Context, run_id: int, run: WorkflowRun | Missing) -> str:
     """Why the reuse path would refuse the pinned run; "" when it would accept it."""
     fix = "pin a completed sweep run of a commit currently in this PR"
-    if run is MISSING:
+    if isinstance(run, Missing):
         return f"pins run {run_id}, which could not be found in {ctx.snap.repo}; {fix}"
     problem = run_problem(run, ctx.policy, ctx.snap.commits)
     return f"pins run {run_id}, which {problem}; {fix}" if problem else ""

@@ -53,7 +53,7 @@ def run(rule: Rule, ctx: Context) -> CheckResult | tuple[Finding, ...] | None:
     """What `rule` decides on `ctx`; an unexpected exception becomes the rule's fail-closed failure."""
     try:
         out = rule.check(ctx)
-        return tuple(out) if rule.kind == "lint" else out
+        return out if out is None or isinstance(out, CheckResult) else tuple(out)  # (a lint rule's findings)
     except MemoryError:  # the budget of the checks' process (app/judge.py), not a bug of the rule
         raise
     except Exception as exc:  # noqa: BLE001 - a gate fails closed, it does not crash

@@ -55,7 +55,7 @@ from .context import Context
 from .masterconfig import EntryChange, iter_points
 from .bash import UNKNOWN
 from .tracing import HeadReader, head_reader, known_env, no_watch, repo_paths
-from .yamlload import LineDict, LineList, YamlProblem
+from .yamlload import LineList, YamlProblem
 
 # --------------------------------------------------------------------------
 # Points and their variables
@@ -79,7 +79,7 @@ class Point:
 
     scenario: str
     values: Mapping[str, Any]
-    node: LineDict | dict
+    node: Mapping[str, Any]
     line: int
     settings: tuple[Setting, ...]
 
@@ -97,7 +97,7 @@ class Point:
         return "none" if value in (None, False, "", "None", "null", "false") else str(value)
 
 
-def points(entry: dict) -> tuple[Point, ...]:
+def points(entry: Mapping[str, Any]) -> tuple[Point, ...]:
     """Every search-space point of `entry`, with the `additional-settings` items that apply to it."""
     out = []
     for scenario, group, node, line in iter_points(entry):
@@ -116,7 +116,7 @@ def points(entry: dict) -> tuple[Point, ...]:
     return tuple(out)
 
 
-def head_points(ctx: Context, config_path: str, key: str, entry: dict) -> tuple[Point, ...]:
+def head_points(ctx: Context, config_path: str, key: str, entry: Mapping[str, Any]) -> tuple[Point, ...]:
     """`points` of the entry `key` of a master config at head, read once per Context (each recipe an entry
     names asks for them)."""
     return ctx.memo(("runs.points", config_path, key), lambda: points(entry))
@@ -126,7 +126,7 @@ def _flag(value: Any) -> str:
     return "true" if value is True else "false" if value in (False, None) else str(value)
 
 
-def point_env(entry: dict, point: Point) -> dict[str, str]:
+def point_env(entry: Mapping[str, Any], point: Point) -> dict[str, str]:
     """The variables the sweep workflow gives the launcher for one point (`benchmark-tmpl.yml`,
     `benchmark-multinode-tmpl.yml`), and the point's `additional-settings`. EXP_NAME starts with the model
     prefix (`<model-prefix>_<scenario>`; the rest is not known here)."""
@@ -220,12 +220,12 @@ def runs(ctx: Context, change: EntryChange) -> tuple[PointRun, ...]:
     return entry_runs(ctx, change.path, change.key, entry) if entry is not None else ()
 
 
-def entry_runs(ctx: Context, config_path: str, key: str, entry: dict) -> tuple[PointRun, ...]:
+def entry_runs(ctx: Context, config_path: str, key: str, entry: Mapping[str, Any]) -> tuple[PointRun, ...]:
     """`runs` for any entry at head (the PR may not change it)."""
     return tuple(run_of(ctx, config_path, key, entry, p) for p in head_points(ctx, config_path, key, entry))
 
 
-def run_of(ctx: Context, config_path: str, key: str, entry: dict, point: Point) -> PointRun:
+def run_of(ctx: Context, config_path: str, key: str, entry: Mapping[str, Any], point: Point) -> PointRun:
     """What one point of an entry runs (resolved on first use: launchers are read only for points asked about)."""
     return ctx.memo(("runs.run_of", config_path, key, point.line),
                     lambda: _point_run(ctx, head_reader(ctx), config_path, key, entry, point))
@@ -236,9 +236,10 @@ SIZING = frozenset({"TP", "EP_SIZE", "DP_ATTENTION", "ISL", "OSL", "PREFILL_NUM_
                      "PREFILL_DP_ATTN", "DECODE_NUM_WORKERS", "DECODE_TP", "DECODE_EP", "DECODE_DP_ATTN"})
 
 
-def _point_run(ctx: Context, cache: HeadReader, config_path: str, key: str, entry: dict, point: Point) -> PointRun:
+def _point_run(ctx: Context, cache: HeadReader, config_path: str, key: str, entry: Mapping[str, Any], point: Point) -> PointRun:
     env = point_env(entry, point)
-    recipes, evals = [], []
+    recipes: list[Target] = []
+    evals: list[Target] = []
     for s in point.settings:
         if s.name in ("CONFIG_FILE", "EVAL_CONFIG_FILE"):
             found = recipe_target(ctx, s.value)
@@ -262,12 +263,12 @@ def _point_run(ctx: Context, cache: HeadReader, config_path: str, key: str, entr
                 continue
             cwd = run.cwd.values[0] if run.cwd is not None and len(run.cwd.values) == 1 else None
             for value in run.path.values:
-                found = repo_paths(ctx, value, "", cwd)
-                if found and found[0].startswith("benchmarks/"):
-                    present = cache.exists(found[0])
+                paths = repo_paths(ctx, value, "", cwd)
+                if paths and paths[0].startswith("benchmarks/"):
+                    present = cache.exists(paths[0])
                     if present is not False:
                         run_env = {**env, **known_env(run)}
-                        scripts.append(Target(found[0], "", point.line, f"{launcher}:{run.line}", present,
+                        scripts.append(Target(paths[0], "", point.line, f"{launcher}:{run.line}", present,
                                               tuple(sorted(run_env.items()))))
     if not held and not any(cache.exists(lp) is None for lp in launchers):
         for c in named + _changed_named(ctx, entry):
@@ -317,7 +318,7 @@ def _launchers(ctx: Context, cache: HeadReader, runner: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(ctx.policy.launcher.format(machine=n) for n in names if n))
 
 
-def _runner_labels(doc: object) -> dict | None:
+def _runner_labels(doc: object) -> dict[str, Any] | None:
     """The label -> machines map of a runners file, in either of the shapes InferenceX has used: today's
     `labels: {b200: [b200-nb_0, ...]}`, and the labels at the top (`b200: [b200-nb_0, ...]`) of
     `.github/configs/runners.yaml` before it moved to `configs/`."""
@@ -327,7 +328,7 @@ def _runner_labels(doc: object) -> dict | None:
     return labels if isinstance(labels, dict) else doc
 
 
-def _named_scripts(entry: dict, point: Point) -> tuple[str, ...]:
+def _named_scripts(entry: Mapping[str, Any], point: Point) -> tuple[str, ...]:
     """The single-node script InferenceX names after an entry, and its legacy fallback."""
     if entry.get("multinode"):
         return ()
@@ -370,7 +371,7 @@ def named_env(path: str) -> dict[str, str]:
     return env
 
 
-def _changed_named(ctx: Context, entry: dict) -> tuple[str, ...]:
+def _changed_named(ctx: Context, entry: Mapping[str, Any]) -> tuple[str, ...]:
     """Benchmark scripts the PR changes that are named after the entry (`<model-prefix>_<precision>_<sku>_
     <framework>...`), for a runner whose launcher the repository does not hold as a file."""
     sku = hardware.sku(entry.get("runner"))
@@ -385,6 +386,8 @@ def iter_changed_runs(ctx: Context, select: Callable[[EntryChange, Point], bool]
     others are not resolved)."""
     for change in ctx.changed_entries:
         entry = change.head if change.error is None else None
-        for point in head_points(ctx, change.path, change.key, entry) if entry is not None else ():
+        if entry is None:
+            continue
+        for point in head_points(ctx, change.path, change.key, entry):
             if select(change, point):
                 yield change, run_of(ctx, change.path, change.key, entry, point)

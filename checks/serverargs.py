@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from . import hardware
 from .bash import UNKNOWN, Launch, Script, Token
@@ -278,8 +278,8 @@ def split_argv(engine: str, argv: Sequence[Token]) -> tuple[list[Token], list[Ar
         if eq:
             values = tuple(v.partition("=")[2] if v is not None and v.startswith(flag + "=") else None
                            for v in t.values)
-        elif _takes_value(engine, name) and i + 1 < len(argv) and (argv[i + 1].first is None
-                                                            or not _is_flag(argv[i + 1].first)):
+        elif _takes_value(engine, name) and i + 1 < len(argv) and ((after := argv[i + 1].first) is None
+                                                            or not _is_flag(after)):
             i += 1
             values = argv[i].values
         else:
@@ -324,15 +324,15 @@ def _json_keys(values: tuple[str | None, ...]) -> dict[str, tuple[str | None, ..
             continue
         readable = True
         for k, v in obj.items():
-            text = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
-            text = None if UNKNOWN in text else text
+            written = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+            text = None if UNKNOWN in written else written
             out.setdefault(str(k), [])
             if text not in out[str(k)]:
                 out[str(k)].append(text)
     return {k: tuple(v) for k, v in out.items()} if readable else None
 
 
-def _json_object(text: str) -> dict | None:
+def _json_object(text: str) -> dict[str, Any] | None:
     try:
         obj = json.loads(text)
     except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
@@ -398,22 +398,22 @@ def recipe(path: str, text: str, sku: str) -> Recipe:
     return Recipe(path, (), (), error=f"{path} is not a recipe (YAML or markdown)")
 
 
-def _map(value) -> dict:
+def _map(value: object) -> dict[Any, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _strs(value) -> list[str]:
+def _strs(value: object) -> list[str]:
     if isinstance(value, list):
         return [str(v) for v in value if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
     return []
 
 
-def _env(value) -> list[tuple[str, str]]:
+def _env(value: object) -> list[tuple[str, str]]:
     return [(str(k), "" if v is None else str(v).lower() if isinstance(v, bool) else str(v))
             for k, v in _map(value).items()]
 
 
-def _int(value) -> int:
+def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -461,7 +461,7 @@ def _yaml_recipe(path: str, text: str, sku: str) -> Recipe:
     return Recipe(path, tuple(models), tuple(sources) + guide_sources, hardware)
 
 
-def _strategies(data: dict, sku: str) -> list[str]:
+def _strategies(data: Mapping[str, Any], sku: str) -> list[str]:
     """The single-node strategies the recipe offers on `sku` (one node of `hardware.node_gpus(sku)` GPUs)."""
     grants = _map(data.get("strategy_hardware"))
     listed = _strs(data.get("compatible_strategies"))
@@ -478,7 +478,8 @@ def _strategies(data: dict, sku: str) -> list[str]:
             and str(_map(grants.get(s)).get(sku, "")).lower() != "unsupported"]
 
 
-def _composed(data: dict, model: dict, variant: dict, strategy: str, keys: tuple[str, ...], sku: str) -> dict:
+def _composed(data: Mapping[str, Any], model: Mapping[str, Any], variant: Mapping[str, Any], strategy: str,
+              keys: tuple[str, ...], sku: str) -> dict[str, Any]:
     """The serve config recipes.vllm.ai composes: base, variant, strategy, then hardware overrides."""
     gpus = hardware.node_gpus(sku)
     tp = _int(variant.get("tp")) or _int(model.get("tp")) or gpus

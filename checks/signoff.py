@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 from . import markdown
 from .snapshot import Comment
@@ -219,13 +220,14 @@ def template(text: str) -> Template | None:
     return Template(tuple(replace(i, line=i.line + first - 1) for i in items), detail, first)
 
 
-def checklist_template(ctx) -> Template | None:
+def checklist_template(ctx: Any) -> Template | None:  # a checks.context.Context (which imports this module)
     """`template` of the checklist file on the base branch (None without the file or its heading), read
     once per Context: the checklist and recipe-link checks both hold the sign-off to it."""
-    return ctx.once(_checklist_template)
+    found: Template | None = ctx.once(_checklist_template)
+    return found
 
 
-def _checklist_template(ctx) -> Template | None:
+def _checklist_template(ctx: Any) -> Template | None:
     text = ctx.snap.policy.get(ctx.policy.checklist)
     return template(text) if text is not None else None
 

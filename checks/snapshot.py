@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 from .policy import CONFIG_PATH
 
 
-def frozen_map(data: Mapping | None = None) -> Mapping:
+def frozen_map(data: Mapping[K, V] | None = None) -> Mapping[K, V]:
     """A read-only, key-sorted mapping (sorted so iteration is deterministic)."""
     return MappingProxyType(dict(sorted((data or {}).items())))
 

@@ -18,6 +18,7 @@ import json
 import posixpath
 import re
 from dataclasses import dataclass, replace
+from typing import Any, Callable
 
 from . import engines
 from .bash import UNKNOWN, Launch, Script, Token
@@ -163,8 +164,8 @@ def _config(engine: str, line: int, fields: dict[str, str], eval_only: bool = Fa
         draft = draft or "draft"
     method = normalise_method(meant.get("method", ""), draft)
     k = _int(meant.get("draft_length"))
-    if k is None and _int(meant.get("draft_tokens")) is not None:
-        k = _int(meant["draft_tokens"]) - 1
+    if k is None and (tokens := _int(meant.get("draft_tokens"))) is not None:
+        k = tokens - 1
     return SpecConfig(line, engine, method, k, tuple(sorted(fields.items())), eval_only, path)
 
 
@@ -197,7 +198,7 @@ def _json_or_fields(text: str) -> dict[str, str]:
 Where = "Callable[[int], tuple[str, int]]"  # a line of the run -> (file, line): sourced files have lines of their own
 
 
-def launch_settings(launch: Launch, path: str, where=None,
+def launch_settings(launch: Launch, path: str, where: Callable[[int], tuple[str, int]] | None = None,
                     options: tuple[str, int, dict[str, str]] | None = None) -> tuple[list[SpecConfig], list[Simulation]]:
     """The speculative configs and simulated-acceptance knobs of one server launch: one config per candidate
     of a `--speculative-config` JSON (a value set per branch stays paired with its draft length), the flags
@@ -216,7 +217,7 @@ def launch_settings(launch: Launch, path: str, where=None,
         if not name.startswith("--"):
             continue
         flag, eq, inline = name[2:].partition("=")
-        value = Token((inline,), tok.line) if eq else (argv[i + 1] if i + 1 < len(argv) else Token(("",), tok.line))
+        value: Token = Token((inline,), tok.line) if eq else (argv[i + 1] if i + 1 < len(argv) else Token(("",), tok.line))
         flag = flag.replace("_", "-") if engine in ("vllm", "sglang") else flag  # (argparse takes both spellings)
         if flag == "speculative-config" and engine == "vllm":
             file, line = at(value.line)
@@ -250,16 +251,16 @@ def launch_settings(launch: Launch, path: str, where=None,
                   for k, t in dotted.items()}
         config = _config("vllm", line, fields, path=file)
         configs.append(config)
-        sims += [Simulation(k, v, line, file, means=engines.knob("json", k, "vllm").means) for k, v in config.targets]
+        sims += [Simulation(k, v, line, file, means=engines.meaning("vllm", "json", k)) for k, v in config.targets]
     if options is not None:
         file, line, fields = options
         if engine == "sglang":
-            for key, value in fields.items():
-                flags.setdefault(key.replace("-", "_"), Token((value,), line))
+            for key, setting in fields.items():
+                flags.setdefault(key.replace("-", "_"), Token((setting,), line))
         else:
             config = _config(engine, line, fields, path=file)
             configs.append(config)
-            sims += [Simulation(k, v, line, file, means=engines.knob("json", k, engine).means)
+            sims += [Simulation(k, v, line, file, means=engines.meaning(engine, "json", k))
                      for k, v in config.targets]
     if engine == "trtllm":
         pass
@@ -268,7 +269,7 @@ def launch_settings(launch: Launch, path: str, where=None,
         names = sorted(flags)
         line = min(t.line for t in flags.values())
         file, line = at(line)
-        combos = [{}]
+        combos: list[dict[str, str]] = [{}]
         for n in names:
             combos = [{**c, n: v} for c in combos for v in flags[n].values if v is not None][:8] or combos
         for combo in combos:
@@ -293,7 +294,7 @@ def options_file(launch: Launch) -> Token | None:
     return None
 
 
-def options_settings(engine: str, doc) -> tuple[int, dict[str, str]] | None:
+def options_settings(engine: str, doc: object) -> tuple[int, dict[str, str]] | None:
     """(line, settings) of the speculative settings in an options file's parsed YAML: TRT-LLM's
     `speculative_config:` mapping, vLLM's `speculative-config` (mapping or JSON), SGLang's flags as keys."""
     if not isinstance(doc, dict):
@@ -331,8 +332,7 @@ def trt_options(script: Script, skip: frozenset[int] = frozenset()) -> tuple[int
         if ln.heredoc is None or ln.heredoc.diff or ln.number in skip:
             continue
         m = _YAML_KEY.match(ln.expanded.strip())
-        if m and engines.knob("json", m.group(1), "trtllm") is not None and engines.knob(
-                "json", m.group(1), "trtllm").engine == "trtllm":
+        if m and (known := engines.knob("json", m.group(1), "trtllm")) is not None and known.engine == "trtllm":
             first = first or ln.number
             fields.setdefault(m.group(1), m.group(2))
     return (first, fields) if any(engines.meaning("trtllm", "json", k) == "method" for k in fields) else None
@@ -354,14 +354,14 @@ def script_settings(script: Script, path: str, env: dict[str, str] | None = None
         evals = ln.number in eval_only
         if '"' in text and ":" in text:
             fields = _json_fields(text)
-            vllm = [k for k in fields if engines.knob("json", k, "vllm") is not None
-                    and engines.knob("json", k, "vllm").engine == "vllm" and k not in ("model",)]
+            vllm = [k for k in fields if (known := engines.knob("json", k, "vllm")) is not None
+                    and known.engine == "vllm" and k not in ("model",)]
             if vllm and any(engines.meaning("vllm", "json", k) in ("draft_length", "switch", "length", "rate", "rates")
                             or k == "method" for k in vllm) and not any(_PLACEHOLDER.match(v) for v in fields.values()):
                 config = _config("vllm", ln.number, fields, evals)
                 if config.method or config.num_tokens is not None or config.targets:
                     configs.append(config)
-                    sims += [Simulation(k, v, ln.number, path, evals, engines.knob("json", k, "vllm").means)
+                    sims += [Simulation(k, v, ln.number, path, evals, engines.meaning("vllm", "json", k))
                              for k, v in config.targets]
         if "--" in text:
             for m in _FLAG.finditer(text):
@@ -378,8 +378,8 @@ def script_settings(script: Script, path: str, env: dict[str, str] | None = None
                     fields.setdefault(flag.replace("-", "_"), value)
         for name in engines.ENV:
             if name in text:
-                m = re.search(rf"(?<![A-Za-z0-9_]){name}[\"']?[ \t]*[=:][ \t]*[\"']?([^\"'\s;,}}]+)", text)
-                sim = _sim(name, "env", m.group(1), ln.number, path, eval_only=evals) if m else None
+                setting = re.search(rf"(?<![A-Za-z0-9_]){name}[\"']?[ \t]*[=:][ \t]*[\"']?([^\"'\s;,}}]+)", text)
+                sim = _sim(name, "env", setting.group(1), ln.number, path, eval_only=evals) if setting else None
                 if sim is not None:
                     sims.append(sim)
     for evals, (line, engine, fields) in sorted(flags.items()):
@@ -387,19 +387,19 @@ def script_settings(script: Script, path: str, env: dict[str, str] | None = None
                for k in fields):
             configs.append(_config(engine, line, fields, evals))
     for evals in (False, True):
-        found = trt_options(script, eval_only if not evals else frozenset(n for n in range(1, len(script.lines) + 1)
-                                                                          if n not in eval_only))
-        if found is not None:
-            configs.append(_config("trtllm", found[0], found[1], evals))
+        options = trt_options(script, eval_only if not evals else frozenset(n for n in range(1, len(script.lines) + 1)
+                                                                            if n not in eval_only))
+        if options is not None:
+            configs.append(_config("trtllm", options[0], options[1], evals))
     configs.sort(key=lambda c: c.line)
     return tuple(configs), tuple(sims)
 
 
-def _norm_key(key) -> str:
+def _norm_key(key: object) -> str:
     return str(key).strip().lower().lstrip("-").replace("-", "_")
 
 
-def _walk(node, out: list | None = None) -> list[tuple[str, object, int, object]]:
+def _walk(node: object, out: list[tuple[str, Any, int, Any]] | None = None) -> list[tuple[str, Any, int, Any]]:
     """(key as `_norm_key` gives it, value, line, parent) of every mapping entry of a parsed YAML document whose
     key may be a speculative setting's (`_may_be_spec`), in document order, but what is under a disaggregated
     recipe's prefill worker (`prefill:`, `prefill_environment:`, ...): its speculative settings are the
@@ -407,11 +407,10 @@ def _walk(node, out: list | None = None) -> list[tuple[str, object, int, object]
     nested deeper than 2 x MAX_DEPTH, far below Python's recursion limit.)"""
     out = [] if out is None else out
     if isinstance(node, dict):
-        lined = isinstance(node, LineDict)
         for key, value in node.items():
             named = isinstance(key, str)
             if named and _may_be_spec(key):
-                out.append((_norm_key(key), value, node.line_of(key) if lined else 0, node))
+                out.append((_norm_key(key), value, node.line_of(key) if isinstance(node, LineDict) else 0, node))
             if isinstance(value, (dict, list)) and not (named and _norm_key(key).startswith("prefill")):
                 _walk(value, out)
     elif isinstance(node, list):
@@ -430,7 +429,7 @@ def _may_be_spec(key: str) -> bool:
     return "spec" in low or "simulat" in low or "accept" in low or "synthetic" in low
 
 
-def recipe_settings(doc, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simulation, ...]]:
+def recipe_settings(doc: object, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simulation, ...]]:
     """The speculative configs and simulated-acceptance knobs of a parsed srt-slurm recipe: the decode side's
     (and an aggregated worker's), every variant of a `base:` file included."""
     configs: list[SpecConfig] = []
@@ -450,7 +449,7 @@ def recipe_settings(doc, path: str) -> tuple[tuple[SpecConfig, ...], tuple[Simul
             kind = "trtllm" if any(engines.meaning("trtllm", "json", k) == "method" for k in fields) else "vllm"
             config = _config(kind, line, fields)
             configs.append(config)
-            sims += [Simulation(k, v, line, path, means=engines.knob("json", k, kind).means) for k, v in config.targets]
+            sims += [Simulation(k, v, line, path, means=engines.meaning(kind, "json", k)) for k, v in config.targets]
             sims += [Simulation(k, v, line, path) for k, v in fields.items() if engines.unknown_acceptance_knob(k)]
         elif id(parent) not in seen and engines.meaning(engine or "sglang", "flag", key.replace("_", "-")) in (
                 "method", "draft_length", "draft_tokens"):
@@ -501,7 +500,7 @@ def script_engine(text: str, path: str) -> str:
     return ""
 
 
-def recipe_engine(doc) -> str:
+def recipe_engine(doc: object) -> str:
     if isinstance(doc, dict):
         backend = doc.get("backend")
         if isinstance(backend, dict) and isinstance(backend.get("type"), str):

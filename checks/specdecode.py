@@ -57,17 +57,18 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field, replace
-from typing import Mapping
+from typing import Any, Mapping
 
 from . import runs as resolver
 from .context import Context
 from .masterconfig import EntryChange
 from .policy import Policy
 from .recipe_index import points_running, recipe_index
-from .bash import Script, reads_first_field
+from .bash import Launch, Script, Token, reads_first_field
 from . import engines
-from .bash.interpreter import NOT_GIVEN
+from .bash.interpreter import NOT_GIVEN, Write
 from .bash.reading import statements
+from .bash.syntax import Statement
 from .spec_settings import (THROUGHPUT_ENV, Simulation, SpecConfig, launch_settings, recipe_engine, recipe_settings,
                             options_file, options_settings, script_engine, script_settings, thinking_mode)
 from .srtslurm import variants
@@ -261,7 +262,7 @@ def point_is_spec(key: str, point: resolver.Point) -> bool:
     return engines.spec_entry_name(key)
 
 
-def entry_is_agentic(key: str, entry: dict) -> bool:
+def entry_is_agentic(key: str, entry: Mapping[str, Any]) -> bool:
     scenarios = entry.get("scenarios")
     return bool(_AGENTIC_WORD.search(key)) or (isinstance(scenarios, dict) and any("agentic" in str(s) for s in scenarios))
 
@@ -320,9 +321,9 @@ def _inventory(ctx: Context) -> Inventory:
             if not points and eval_only_recipe(ctx, f.path):
                 continue  # run for accuracy only: no benchmark config
             b.add(_recipe_unit(ctx, f.path, f.head_text, True, points))
-    scripts: dict[str, list] = {}
+    scripts: dict[str, list[_Use]] = {}
     for change, run in resolver.iter_changed_runs(ctx, lambda change, point: point_is_spec(change.key, point)):
-        entry = change.head
+        entry = change.head or LineDict()  # (`iter_changed_runs`: an entry that parses)
         agentic = entry_is_agentic(change.key, entry) or "agentic" in run.point.scenario
         prefix = str(entry.get("model-prefix") or "")
         if not run.targets and run.eval_recipes:
@@ -447,18 +448,18 @@ def _prefix_beside(ctx: Context, path: str) -> str:
     return found.pop() if len(found) == 1 else ""
 
 
-def benchmark_commands(doc) -> list[tuple[str, str, int, LineDict]]:
+def benchmark_commands(doc: object) -> list[tuple[str, str, int, dict[Any, Any]]]:
     """(variant, command, line, benchmark block) of every variant's custom `benchmark.command`."""
-    out = []
+    out: list[tuple[str, str, int, dict[Any, Any]]] = []
     for name, config in variants(doc):
         bench = config.get("benchmark") if isinstance(config, dict) else None
-        if isinstance(bench, dict) and isinstance(bench.get("command"), str):
+        if isinstance(bench, dict) and isinstance(command := bench.get("command"), str):
             line = bench.line_of("command") if isinstance(bench, LineDict) else 1
-            out.append((name, bench["command"], line, bench))
+            out.append((name, command, line, bench))
     return out
 
 
-def _benchmark_chain(ctx: Context, path: str, doc, env: Mapping[str, str]) -> tuple[Reached, ...]:
+def _benchmark_chain(ctx: Context, path: str, doc: object, env: Mapping[str, str]) -> tuple[Reached, ...]:
     """What a recipe's custom benchmark command runs: the command (as a script at the recipe's path) and
     the repository scripts it runs, with the variables of its `benchmark.env`."""
     chain: list[Reached] = []
@@ -491,10 +492,10 @@ class ScriptRun:
     reaches, the lines it runs, and the files it sourced in place (lines from n * LIBRARY_LINES are the n-th's)."""
 
     path: str
-    launches: tuple
+    launches: tuple[Launch, ...]
     visited: frozenset[int]
     libraries: tuple[str, ...]
-    writes: tuple = ()  # files written from heredocs (`bash.Write`)
+    writes: tuple[Write, ...] = ()  # files written from heredocs (`bash.Write`)
 
     def where(self, line: int) -> tuple[str, int]:
         """(file, line) of a line of the run."""
@@ -512,21 +513,22 @@ def script_run(ctx: Context, path: str, text: str, env: Mapping[str, str]) -> Sc
     for asked, found in runs:
         if all(env.get(k, NOT_GIVEN) == v for k, v in asked.items()):
             return found
-    found, asked = _script_run(ctx, path, text, env)
-    if asked is not None:
-        runs.append((asked, found))
-    return found
+    ran, questions = _script_run(ctx, path, text, env)
+    if questions is not None:
+        runs.append((questions, ran))
+    return ran
 
 
-def _script_runs(ctx: Context, path: str, text: str) -> list:
+def _script_runs(ctx: Context, path: str, text: str) -> list[tuple[Mapping[str, object], ScriptRun]]:
     return []
 
 
-def _script_run(ctx: Context, path: str, text: str, env: Mapping[str, str]) -> tuple[ScriptRun, Mapping | None]:
+def _script_run(ctx: Context, path: str, text: str, env: Mapping[str, str]
+                ) -> tuple[ScriptRun, Mapping[str, object] | None]:
     cache = head_reader(ctx)
     libraries: list[str] = []
 
-    def sources(target):
+    def sources(target: Token) -> tuple[str, tuple[Statement, ...]] | None:
         for value in target.values:
             for candidate in repo_paths(ctx, value, posixpath.dirname(path)):
                 lib = cache.read(candidate) if candidate != path else None
@@ -543,7 +545,7 @@ def _script_run(ctx: Context, path: str, text: str, env: Mapping[str, str]) -> t
     return ScriptRun(path, found.launches, found.visited, tuple(libraries), found.writes), asked
 
 
-def _library(ctx: Context, path: str, text: str, base: int) -> tuple:
+def _library(ctx: Context, path: str, text: str, base: int) -> tuple[Statement, ...]:
     return statements(text, base)
 
 
@@ -563,14 +565,15 @@ def _script_unit(ctx: Context, path: str, text: str, changed: bool, env: Mapping
             continue
         run = script_run(ctx, x.path, x.text, {**THROUGHPUT_ENV, **x.env})
         for launch in run.launches:
-            for options in _options(ctx, x, run, launch) or [None]:
+            for options in _options(ctx, x, run, launch) or (None,):
                 c, s = launch_settings(launch, x.path, run.where, options)
                 configs += c
                 sims += s
             found_engines.append(launch.engine)
     script = ctx.script(text)
     if not found_engines:  # no launch reached: read the script's lines
-        configs, sims = map(list, script_settings(script, path, {**THROUGHPUT_ENV, **env}))
+        read_configs, read_sims = script_settings(script, path, {**THROUGHPUT_ENV, **env})
+        configs, sims = list(read_configs), list(read_sims)
     sims += [s for r in refs for s in r.simulations]
     if not (configs or sims or name_spec or declared):
         return None
@@ -584,14 +587,14 @@ def _script_unit(ctx: Context, path: str, text: str, changed: bool, env: Mapping
                     declared="" if configs else declared)
 
 
-def _options(ctx: Context, x: Reached, run: ScriptRun, launch) -> list[tuple[str, int, dict[str, str]]]:
+def _options(ctx: Context, x: Reached, run: ScriptRun, launch: Launch) -> list[tuple[str, int, dict[str, str]]]:
     """(file, line, settings) of each options file a launch may read: written by the script (a heredoc or
     `echo`/`printf` the run reaches, expanded with the variables of that moment; one per write a branch the
     variables do not decide makes), else a repository file."""
     token = options_file(launch)
     if token is None:
         return []
-    script = ctx.script(x.text)
+    script = ctx.script(x.text or "")  # (a script the chain holds: `_script_unit`)
     out: list[tuple[str, int, dict[str, str]]] = []
     for value in token.values:
         if not value:
@@ -608,8 +611,8 @@ def _options(ctx: Context, x: Reached, run: ScriptRun, launch) -> list[tuple[str
         if out:
             continue
         for candidate in repo_paths(ctx, value, posixpath.dirname(x.path)):
-            text = head_reader(ctx).read(candidate)
-            found = _options_doc(ctx, launch.engine, text) if text is not None else None
+            held = head_reader(ctx).read(candidate)
+            found = _options_doc(ctx, launch.engine, held) if held is not None else None
             if found is not None:
                 out.append((candidate, found[0], found[1]))
                 break

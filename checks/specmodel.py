@@ -84,7 +84,7 @@ def eval_only_lines(ctx: Context, unit: SpecUnit) -> frozenset[int]:
     return ctx.once(_eval_only_lines, unit.text, tuple(sorted(unit.env.items())))
 
 
-def _eval_only_lines(ctx: Context, text: str, env: tuple) -> frozenset[int]:
+def _eval_only_lines(ctx: Context, text: str, env: tuple[tuple[str, str], ...]) -> frozenset[int]:
     return spec_eval_only_lines(ctx.script(text), dict(env))
 
 
@@ -176,7 +176,7 @@ def _acceptance(config: SpecConfig, path: str, unit_pins: list[Simulation], unkn
             return "real", [], "sets \"rejection_sample_method\": \"synthetic\" without synthetic_acceptance_length"
         means = dict(config.documented)
         return "simulated", [Simulation(k, v, config.line, path, False,
-                                        means.get(k) or engines.knob("json", k, config.engine).means)
+                                        means.get(k) or engines.meaning(config.engine, "json", k))
                              for k, v in targets], ""
     if unit_pins:
         return "simulated", list(unit_pins), ""

@@ -163,7 +163,7 @@ def recorded(summary: str) -> str:
     return summary[start + len(RECORD_PREFIX):end] if end > 0 else ""
 
 
-def pin_keys(comment) -> tuple[str, ...]:
+def pin_keys(comment: Comment) -> tuple[str, ...]:
     """The keys a local pin of this sign-off may be stored under: `signoff.version`, then the key of
     databases from before it (which named the comment's last update, not its author's last edit)."""
     return tuple(dict.fromkeys((signoff.version(comment), f"{comment.kind}:{comment.id}:{comment.updated_at}")))

@@ -65,7 +65,7 @@ def lane(name: str, policy: Policy) -> Lane | None:
     return None
 
 
-def attempt_order(run: CheckRun) -> tuple:
+def attempt_order(run: CheckRun) -> tuple[object, ...]:
     return (run.started_at == "", run.started_at, run.id)
 
 

@@ -32,11 +32,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from .context import Context
-from .evidence import MISSING
+from .evidence import Missing
 from .bash import UNKNOWN, Run, Trace, reads_first_field
 
 MAX_HOPS = 6  # scripts run by scripts run by ... the first one
 MAX_REACHED = 24  # scripts one `reach` follows
+
+
+Watch = Callable[[list[str | None]], bool]  # a command's words -> whether the trace records it
 
 
 @reads_first_field
@@ -104,14 +107,14 @@ class HeadReader:
     def read(self, path: str) -> str | None:
         """The text of `path` at head; None when absent or not known yet (then noted as missing)."""
         text = self.ctx.need.file("head", path)
-        return None if text is MISSING else text
+        return None if isinstance(text, Missing) else text
 
     def exists(self, path: str) -> bool | None:
         """Whether the repository holds `path` at head; None (and noted as missing) when not known yet."""
         found = self.ctx.need.exists("head", path)
-        return None if found is MISSING else found
+        return None if isinstance(found, Missing) else found
 
-    def trace(self, path: str, text: str, env: Mapping[str, str], watch: Callable, dollar0: str,
+    def trace(self, path: str, text: str, env: Mapping[str, str], watch: Watch, dollar0: str,
               library: bool = False) -> Trace:
         return self.ctx.once(_trace, path, text, tuple(sorted(env.items())), watch, dollar0, library)
 
@@ -120,7 +123,7 @@ class HeadReader:
         return self.exists(found[0]) if found else None
 
 
-def _trace(ctx: Context, path: str, text: str, env: tuple, watch: Callable, dollar0: str, library: bool) -> Trace:
+def _trace(ctx: Context, path: str, text: str, env: tuple[tuple[str, str], ...], watch: Watch, dollar0: str, library: bool) -> Trace:
     return ctx.script(text).trace(dict(env), dollar0, watch, head_reader(ctx)._file_test, not library, True)
 
 
@@ -128,7 +131,7 @@ def head_reader(ctx: Context) -> HeadReader:
     return ctx.once(HeadReader)
 
 
-def trace(ctx: Context, path: str, env: Mapping[str, str], watch: Callable = no_watch) -> Trace | None:
+def trace(ctx: Context, path: str, env: Mapping[str, str], watch: Watch = no_watch) -> Trace | None:
     """`path` at head run with `env` (`Script.trace`, file tests answered from the repository, defaults of
     variables `env` does not give taken), cached; None when the snapshot does not hold it (noted as missing).
     E.g. which launcher branch a changed point reaches: `trace(ctx, launcher, run.env, watch)`."""
@@ -160,15 +163,15 @@ def known_env(run: Run) -> dict[str, str]:
             for name, t in run.env if name != "0"}
 
 
-def reach(ctx: Context, path: str, env: Mapping[str, str], watch: Callable = no_watch,
+def reach(ctx: Context, path: str, env: Mapping[str, str], watch: Watch = no_watch,
           hops: int = MAX_HOPS, text: str | None = None) -> tuple[Reached, ...]:
     """`path` and the scripts it runs, transitively (at most `hops` runs deep, MAX_REACHED scripts), each
     traced with the variables it runs with; scripts the snapshot lacks are noted as missing. `text`: the
     first script's code when it is not the file at `path` (a recipe's benchmark command)."""
     cache = head_reader(ctx)
     out: list[Reached] = []
-    queue: list[tuple[str, str, Mapping[str, str], tuple, str]] = [(path, "", dict(env), (), path)]
-    seen: set[tuple[str, tuple]] = set()
+    queue: list[tuple[str, str, Mapping[str, str], tuple[tuple[str, int], ...], str]] = [(path, "", dict(env), (), path)]
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     while queue and len(out) < MAX_REACHED:
         current, how, current_env, via, dollar0 = queue.pop(0)
         key = (current, tuple(sorted(current_env.items())))

@@ -33,7 +33,7 @@ def target(url: str) -> UpstreamTarget | None:
     if host in ("github.com", "www.github.com"):
         m = _PR_URL.match(path)
         repo = f"{m.group(1)}/{m.group(2)}".lower() if m else ""
-        if repo in RECIPE_ROOT:
+        if m and repo in RECIPE_ROOT:
             number = int(m.group(3))
             return UpstreamTarget(f"https://github.com/{repo}/pull/{number}", "pull", repo, number)
         return None

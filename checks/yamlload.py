@@ -17,12 +17,13 @@ line PyYAML reports, so a malformed file becomes a finding, not a crash.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
 from . import progress
 
+_Loader: type[yaml.CSafeLoader] | type[yaml.SafeLoader]
 try:  # libyaml is in every PyYAML wheel; the pure-Python parser is a fallback.
     _Loader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover
@@ -49,21 +50,21 @@ class YamlProblem(Exception):
         self.message = message
 
 
-class LineDict(dict):
+class LineDict(dict[Any, Any]):
     """A mapping that knows its own line and the line of each key."""
 
     line: int = 0
-    key_lines: dict
+    key_lines: dict[Any, int]
 
     def line_of(self, key: Any, default: int | None = None) -> int:
         return self.key_lines.get(key, self.line if default is None else default)
 
 
-class LineList(list):
+class LineList(list[Any]):
     """A sequence that knows its own line and the line of each item."""
 
     line: int = 0
-    item_lines: list
+    item_lines: list[int]
 
     def line_of(self, index: int) -> int:
         return self.item_lines[index] if 0 <= index < len(self.item_lines) else self.line
@@ -160,11 +161,12 @@ class _Plain:
         self.offset = offset
         self.nodes = 0
         self.typed: dict[str, tuple[str, Any]] = {}  # plain scalar text -> (tag, value): a document repeats them
+        self.next: Callable[[], yaml.Event]
 
     def document(self) -> Any:
         loader = _Loader(self.text)
         try:
-            self.next = loader.get_event
+            self.next = loader.get_event  # type: ignore[assignment]  # None only past the stream's end, never read
             self.next()  # the stream's start
             event = self.next()
             if isinstance(event, yaml.StreamEndEvent):
@@ -183,9 +185,9 @@ class _Plain:
         if depth > MAX_DEPTH * 2 or getattr(event, "anchor", None) is not None:
             raise _Unusual("too deep, or an anchor")
         kind = type(event)
-        if kind is _SCALAR_EVENT:
+        if isinstance(event, _SCALAR_EVENT):
             return self.scalar(event)[1]
-        line = event.start_mark.line + 1 + self.offset
+        line = event.start_mark.line + 1 + self.offset  # type: ignore[union-attr]  # libyaml marks every event
         if kind is yaml.MappingStartEvent:
             return self.mapping(line, depth)
         if kind is yaml.SequenceStartEvent:
@@ -201,7 +203,7 @@ class _Plain:
             return _STR, text
         found = self.typed.get(text)
         if found is None:
-            tag = _RESOLVER.resolve(yaml.ScalarNode, text, event.implicit)
+            tag = _RESOLVER.resolve(yaml.ScalarNode, text, event.implicit)  # type: ignore[no-untyped-call]  # unannotated in PyYAML's stubs
             found = self.typed[text] = (tag, self.construct(event, tag))  # a scalar's value is immutable
         return found
 
@@ -213,13 +215,14 @@ class _Plain:
             return None
         if tag == _INT and len(value) <= MAX_NUMBER and value.isascii() and value.isdigit() and value[0] != "0":
             return int(value)  # what the constructor makes of a decimal (a leading 0 is octal, "_" is dropped)
-        node = yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, event.style)
-        return _scalar(node, event.start_mark.line + 1 + self.offset)
+        # (libyaml's marks stand for PyYAML's, which the stubs type apart; libyaml marks every event)
+        node = yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, event.style)  # type: ignore[arg-type]
+        return _scalar(node, event.start_mark.line + 1 + self.offset)  # type: ignore[union-attr]
 
     def mapping(self, line: int, depth: int) -> LineDict:
         result = LineDict()
         result.line = line
-        result.key_lines = key_lines = {}
+        result.key_lines = key_lines = dict[Any, int]()
         step, scalar, offset, inner, first = self.next, self.scalar, self.offset + 1, depth + 1, _RESOLVED_FIRST
         nodes = 0
         while type(event := step()) is not _MAPPING_END:
@@ -241,7 +244,7 @@ class _Plain:
                     else scalar(item)[1]
             else:
                 result[key] = self.value(item, inner)
-            key_lines[key] = event.start_mark.line + offset
+            key_lines[key] = event.start_mark.line + offset  # type: ignore[union-attr]  # libyaml marks every event
         if nodes and inner > MAX_DEPTH * 2:
             raise _Unusual("too deep")
         self.nodes += nodes
@@ -250,7 +253,7 @@ class _Plain:
     def sequence(self, line: int, depth: int) -> LineList:
         result = LineList()
         result.line = line
-        result.item_lines = item_lines = []
+        result.item_lines = item_lines = list[int]()
         step, scalar, offset, inner, first = self.next, self.scalar, self.offset + 1, depth + 1, _RESOLVED_FIRST
         nodes = 0
         while type(event := step()) is not _SEQUENCE_END:
@@ -261,7 +264,7 @@ class _Plain:
                               else scalar(event)[1])
             else:
                 result.append(self.value(event, inner))
-            item_lines.append(event.start_mark.line + offset)
+            item_lines.append(event.start_mark.line + offset)  # type: ignore[union-attr]  # libyaml marks every event
         if nodes and inner > MAX_DEPTH * 2:
             raise _Unusual("too deep")
         self.nodes += nodes
@@ -308,7 +311,7 @@ class _Builder:
         offset = self.offset
         result = LineDict()
         result.line = line
-        result.key_lines = key_lines = {}
+        result.key_lines = key_lines = dict[Any, int]()
         for key_node, value_node in node.value:
             key_line = key_node.start_mark.line + 1 + offset
             if key_node.tag == _MERGE:
@@ -326,11 +329,11 @@ class _Builder:
             key_lines[key] = key_line
         return result
 
-    def _sequence(self, node: yaml.SequenceNode, line: int, depth: int) -> LineList:
+    def _sequence(self, node: yaml.Node, line: int, depth: int) -> LineList:
         offset = self.offset
         result = LineList()
         result.line = line
-        result.item_lines = item_lines = []
+        result.item_lines = item_lines = list[int]()
         for item in node.value:
             result.append(self.build(item, depth + 1))
             item_lines.append(item.start_mark.line + 1 + offset)

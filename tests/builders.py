@@ -9,7 +9,7 @@ from checks.context import Context
 from checks.evidence import Wanted
 from checks.registry import rules_of
 from checks.rule import run
-from checks.result import CheckResult, Severity
+from checks.result import CheckResult, Severity, Status
 from checks.snapshot import ChangedFile, Comment, PullRequest, Snapshot, frozen_map
 
 BASE = "b" * 40
@@ -73,14 +73,33 @@ def needs(module, c: Context) -> Wanted:
     return c.missing
 
 
+def decided(result: CheckResult, status: Status, *at: tuple[str, str, int], only: bool = False) -> CheckResult:
+    """Assert a check's decision by what it decides, not by how it is worded: the row's status and, for each
+    (rule id, path, line) of `at`, a finding there (with `only`, no other finding). A test asserts the wording
+    only where the wording is the point (the fix a message gives, what it names, a count)."""
+    assert result.status is status, result
+    found = {(f.rule, f.path, f.line) for f in result.findings}
+    assert set(at) <= found if not only else found == set(at), sorted(found)
+    return result
+
+
 def sound(module, c: Context) -> CheckResult:
     """`module.check(c)`, asserting what any of its results must be, whatever the input: the check's own
-    row with a reason (no fail-closed internal error), no error finding on a row that passes, every
-    finding on a line of a file at head, and the same result from a fresh Context."""
+    row with a one-line reason (no fail-closed internal error), no error finding on a row that passes, an
+    UNDECIDED row that says it cannot decide (and each of its undecided findings), a FAIL that rests on a
+    decided finding when it has findings, every finding on a line of a file at head, and the same result
+    from a fresh Context."""
     r = module.check(c)
     assert (r.number, r.name) == (module.NUMBER, module.NAME) and r.reason.strip(), r
+    assert "\n" not in r.reason, r.reason
     assert "internal error" not in r.reason, r.reason
     assert not (r.passed and any(f.severity is Severity.ERROR for f in r.findings)), r
+    for f in r.findings:
+        assert not f.undecided or f.message.startswith("cannot decide"), f
+    if r.status is Status.UNDECIDED:
+        assert "cannot decide" in r.reason, r.reason
+    if r.status is Status.FAIL and r.findings:
+        assert any(not f.undecided for f in r.findings), r
     heads = {**{f.path: f.head_text for f in c.snap.files}, **c.snap.master_head}
     for f in r.findings:
         text = heads.get(f.path)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from checks import architecture
+from checks.architecture import RULE
 from checks.result import Status
-from tests.builders import changed, ctx
+from tests.builders import changed, ctx, decided
 from tests.conftest import assert_check_agrees, world_params
 
 SCRIPT = "benchmarks/single_node/fixed_seq_len/dsv4_fp4_mi355x_vllm.sh"
@@ -37,49 +38,48 @@ def test_native_rope_override_passes():
 def test_indexer_skipping_hf_override_fails_with_exact_value_and_line():
     head = BASE + "  --hf-overrides '{\"index_topk_freq\": 4, \"use_index_cache\": true}'\n"
     r = run(changed(SCRIPT, BASE, head))
-    assert r.status is Status.FAIL
+    decided(r, Status.FAIL, (RULE, SCRIPT, 4), only=True)
     (f,) = r.findings
-    assert (f.path, f.line, f.rule, f.severity.value) == (SCRIPT, 4, "arch-override", "error")
+    assert f.severity.value == "error"
     assert "--hf-overrides {\"index_topk_freq\": 4, \"use_index_cache\": true}" in f.message
     assert "index_topk_freq, use_index_cache" in f.message
-    assert r.reason.startswith(f"{SCRIPT}:4 ")
 
 
 def test_override_from_an_unresolvable_variable_cannot_be_decided():
     head = 'HF="$1"\n' + BASE + '  --hf-overrides "$HF"\n'
     r = run(changed(SCRIPT, BASE, head))
-    assert r.status is Status.UNDECIDED and "cannot be shown to be a native mode" in r.findings[0].message
-    assert r.reason.startswith(f"cannot decide: {SCRIPT}:5 `--hf-overrides $HF`")
+    decided(r, Status.UNDECIDED, (RULE, SCRIPT, 5), only=True)
+    assert "`--hf-overrides $HF`" in r.reason  # what it could not read
 
 
 def test_override_resolved_from_a_variable():
     head = "OVR='{\"num_hidden_layers\": 30}'\n" + BASE + '  --hf-overrides "$OVR"\n'
     r = run(changed(SCRIPT, BASE, head))
-    assert r.status is Status.FAIL and "num_hidden_layers" in r.findings[0].message
+    decided(r, Status.FAIL, (RULE, SCRIPT, 1), (RULE, SCRIPT, 5), only=True)  # where it is set, where it is used
+    assert all("num_hidden_layers" in f.message for f in r.findings)  # the key, as resolved
 
 
 def test_sglang_model_override_args_fail():
     head = BASE + "  --json-model-override-args '{\"num_experts_per_tok\": 4}'\n"
-    assert run(changed(SCRIPT, BASE, head)).status is Status.FAIL
+    decided(run(changed(SCRIPT, BASE, head)), Status.FAIL, (RULE, SCRIPT, 4), only=True)
 
 
 def test_trimmed_layers_in_a_recipe_fail():
     base = "backend:\n  vllm_config:\n    decode:\n      tensor-parallel-size: 8\n"
     head = base + "      hf-overrides: {num_hidden_layers: 12}\n"
-    r = run(changed(RECIPE, base, head))
-    assert r.status is Status.FAIL and r.findings[0].line == 5
+    decided(run(changed(RECIPE, base, head)), Status.FAIL, (RULE, RECIPE, 5), only=True)
 
 
 def test_architecture_key_set_directly_fails():
     head = "backend:\n  model_config:\n    n_routed_experts: 64\n"
     r = run(changed(RECIPE, None, head))
-    assert r.status is Status.FAIL and "n_routed_experts" in r.findings[0].message and r.findings[0].line == 3
+    decided(r, Status.FAIL, (RULE, RECIPE, 3), only=True)
+    assert "n_routed_experts" in r.findings[0].message
 
 
 def test_config_json_edit_fails():
     head = BASE + "sed -i 's/\"num_hidden_layers\": 61/\"num_hidden_layers\": 30/' $MODEL_PATH/config.json\n"
-    r = run(changed(SCRIPT, BASE, head))
-    assert r.status is Status.FAIL and r.findings[0].line == 4
+    decided(run(changed(SCRIPT, BASE, head)), Status.FAIL, (RULE, SCRIPT, 4), only=True)
 
 
 def rewrite(*body: str) -> str:
@@ -90,9 +90,8 @@ def rewrite(*body: str) -> str:
 
 def test_python_heredoc_trimming_layers_in_config_json_fails():
     r = run(changed(SCRIPT, BASE, rewrite("c['num_hidden_layers'] = 30")))
-    assert r.status is Status.FAIL and r.findings[0].line == 6
+    decided(r, Status.FAIL, (RULE, SCRIPT, 6), only=True)
     assert "changing its architecture (num_hidden_layers)" in r.findings[0].message
-    assert r.reason.startswith(f"{SCRIPT}:6 rewrites the model's config.json")
 
 
 @pytest.mark.parametrize("body, key", [
@@ -105,7 +104,8 @@ def test_python_heredoc_trimming_layers_in_config_json_fails():
 ])
 def test_every_way_of_changing_an_architecture_key_is_read(body, key):
     r = run(changed(SCRIPT, BASE, rewrite(body)))
-    assert r.status is Status.FAIL and f"({key})" in r.findings[0].message and not r.reason.startswith("cannot")
+    decided(r, Status.FAIL, (RULE, SCRIPT, 6), only=True)
+    assert f"({key})" in r.findings[0].message
 
 
 @pytest.mark.parametrize("body", [

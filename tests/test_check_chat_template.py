@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from checks import chat_template
+from checks.chat_template import RULE
 from checks.result import Status
-from tests.builders import HEAD, changed, ctx, needs
+from tests.builders import HEAD, changed, ctx, decided, needs
 from tests.conftest import assert_check_agrees, world_params
 
 RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/8k1k/disagg-b200-1p1d-mtp.yaml"
@@ -77,7 +78,7 @@ def test_a_use_chat_template_srt_slurm_cannot_read_as_a_boolean_is_undecided():
 
 def test_recipe_with_chat_template_false_fails_at_that_line():
     r = run(files=[changed(RECIPE, None, RECIPE_HEAD + "  use_chat_template: false\n")])
-    assert r.status is Status.FAIL and r.findings[0].line == 11
+    decided(r, Status.FAIL, (RULE, RECIPE, 11), only=True)
 
 
 def test_malformed_recipe_fails_with_its_line():
@@ -87,9 +88,8 @@ def test_malformed_recipe_fails_with_its_line():
 
 def test_script_without_chat_template_fails_naming_the_client_line():
     r = run(files=[changed(FIXED, None, SERVE + CLIENT + "\n")])
-    assert r.status is Status.FAIL
-    assert (r.findings[0].path, r.findings[0].line) == (FIXED, 3)
-    assert "run_benchmark_serving" in r.findings[0].message
+    decided(r, Status.FAIL, (RULE, FIXED, 3), only=True)
+    assert "run_benchmark_serving" in r.findings[0].message  # the client it names
 
 
 def test_script_with_use_chat_template_passes():
@@ -112,7 +112,8 @@ def test_agentic_replay_is_undecided_when_the_library_is_absent():
     c = ctx(files=[changed(AGENTIC, None, SERVE + REPLAY)])
     assert needs(chat_template, c).files == ((HEAD, LIB),)
     r = chat_template.check(c)
-    assert r.status is Status.UNDECIDED and LIB in r.reason and r.findings[0].line == 3
+    decided(r, Status.UNDECIDED, (RULE, AGENTIC, 3), only=True)
+    assert LIB in r.reason  # what it could not read
 
 
 def test_agentic_replay_through_chat_completions_passes():
@@ -225,7 +226,8 @@ def test_a_layered_recipe_is_read_variant_by_variant():
     assert run(files=[changed(RECIPE, None, base)]).status is Status.PASS
     off = base + "override_raw:\n  benchmark:\n    use_chat_template: false\n"
     r = run(files=[changed(RECIPE, None, off)])
-    assert r.status is Status.FAIL and r.findings[0].line == 12 and "override_raw" in r.findings[0].message
+    decided(r, Status.FAIL, (RULE, RECIPE, 12), only=True)
+    assert "override_raw" in r.findings[0].message  # the variant it names
 
 
 SERVER = "benchmarks/multi_node/amd_utils/server_sglang.sh"

@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checks import deprecation
+from checks.deprecation import RULE
 from checks.result import Severity, Status
-from tests.builders import ctx, sound
+from tests.builders import ctx, decided, sound
 from tests.conftest import check_on_world, expected_check, world_params
 from tests.test_models_md import MODELS
 
@@ -99,39 +100,33 @@ def test_the_last_day_lasts_until_it_has_ended_everywhere_on_earth():
 
 def test_after_the_last_day_the_scenario_fails_on_its_point_line():
     r = run(entry(), now="2026-08-07T12:00:00Z")
-    assert r.status is Status.FAIL
-    assert r.reason.startswith(f"{PATH}:29 kimik2.5-fp4-mi355x-vllm submits kimik2.5 Single-turn 8k1k, deprecated "
-                               f"since 2026-08-07 (MODELS.md:25: ")
-    assert "remove it from this PR" in r.reason and "\n" not in r.reason
-    lines = {(f.path, f.line, f.rule, f.severity) for f in r.findings}
-    assert (PATH, 29, "deprecated-model", Severity.ERROR) in lines
-    assert (PATH, 19, "deprecated-model", Severity.ERROR) in lines  # the model is fully retired: model-prefix line
+    # the point's line; the model is fully retired too: its model-prefix line
+    decided(r, Status.FAIL, (RULE, PATH, 29), (RULE, PATH, 19), only=True)
+    assert all(f.severity is Severity.ERROR for f in r.findings)
+    assert "deprecated since 2026-08-07 (MODELS.md:25: " in r.reason  # the statement it breaks, and where
+    assert "; remove it from this PR" in r.reason  # the fix
 
 
 def test_deprecated_for_all_models_scenario():
     r = run(entry(key="dsv4-fp4-mi355x-vllm", prefix="dsv4", isl=1024, osl=1024))
-    assert r.status is Status.FAIL
-    assert "dsv4 Single-turn 1k1k, deprecated since 2026-07-17 (MODELS.md:33:" in r.reason
+    decided(r, Status.FAIL, (RULE, PATH, 29), only=True)
+    assert "(MODELS.md:33:" in r.reason  # the statement it breaks
 
 
 def test_precision_rule_reports_on_the_precision_line():
     r = run(entry(key="qwen3.5-bf16-mi355x-vllm", prefix="qwen3.5", precision="bf16"))
-    assert r.status is Status.FAIL
-    assert "qwen3.5 Single-turn 8k1k bf16 recipe, deprecated since 2026-08-04" in r.reason
-    assert {f.line for f in r.findings} == {21}
+    decided(r, Status.FAIL, (RULE, PATH, 21), only=True)
 
 
 def test_retired_model_reports_on_the_model_prefix_line():
     r = run(entry(key="glm5-fp8-mi355x-vllm", prefix="glm5"))
-    assert r.status is Status.FAIL
-    assert "submits model glm5, retired since 2026-07-18" in r.reason
-    assert 19 in {f.line for f in r.findings}
+    decided(r, Status.FAIL, (RULE, PATH, 19), only=True)
 
 
 def test_non_spec_arm_deprecated_from_day_zero():
     r = run(entry(key="kimik3-fp4-mi355x-vllm-agentic", prefix="kimik3", agentic=True, spec="none"))
-    assert r.status is Status.FAIL
-    assert "kimik3 Agentic coding without speculative decoding, deprecated (MODELS.md:19:" in r.reason
+    decided(r, Status.FAIL, (RULE, PATH, 28), only=True)
+    assert "without speculative decoding, deprecated (MODELS.md:19:" in r.reason  # the arm, and the statement
     ok = run(entry(key="kimik3-fp4-mi355x-vllm-agentic-mtp", prefix="kimik3", agentic=True, spec="mtp"))
     assert ok.status is Status.PASS
 
@@ -161,18 +156,15 @@ def test_prefix_not_in_models_md_is_not_deprecated():
 def test_unreadable_deprecation_for_the_model_fails_closed():
     models = MODELS.replace("| Single-turn 8k1k | Agentic coding |", "| the long-context arm | Agentic coding |")
     r = run(entry(key="minimaxm3-fp4-mi355x-vllm", prefix="minimaxm3"), models=models)
-    assert r.status is Status.UNDECIDED
-    assert "MODELS.md:11 states a deprecation the bot cannot read" in r.reason
+    decided(r, Status.UNDECIDED, (RULE, PATH, 16), only=True)
+    assert "MODELS.md:11" in r.reason  # the statement it cannot read
     other = run(entry(key="dsv4-fp4-mi355x-vllm", prefix="dsv4"), models=models)
     assert other.status is Status.PASS
 
 
 def test_malformed_entry_fails_with_its_line():
     bad = "broken-key:\n  image: [unclosed\n  model-prefix: dsv4\n"
-    r = run(bad)
-    assert r.status is Status.FAIL
-    assert r.reason.startswith(f"{PATH}:")
-    assert r.findings and r.findings[0].path == PATH
+    decided(run(bad), Status.FAIL, (RULE, PATH, 18), only=True)
 
 
 def test_unreadable_review_date_fails_closed():

@@ -609,3 +609,13 @@ def test_world_agrees_with_expected(world):
     snap = snapshot_from_world(World.load(world), rules=rules_of(recipe_link))
     result = recipe_link.check(Context(snap))
     assert result.status.value == expected[3], result.reason
+
+
+def test_a_matching_entry_that_does_not_parse_is_undecided_not_an_internal_error():
+    """The entry a script pairs with is read by its fields alone (model prefix, precision, SKU): when its YAML
+    does not parse, what the script serves cannot be resolved (it once raised on the missing entry)."""
+    bad = ENTRY.replace("  multinode: false\n", "  multinode: false\n  extra: [unclosed\n")
+    result = run(make(entry=bad, script_path="benchmarks/single_node/kimi_fp4_mi355x.sh"))
+    assert result.status is Status.UNDECIDED
+    assert "internal error" not in result.reason
+    assert "configs/amd-master.yaml" in result.reason and "does not parse" in result.reason  # what was not read

@@ -1,5 +1,6 @@
-"""The tree passes ruff's pyflakes checks and has no syntax error (pyproject.toml's [tool.ruff]): an unused
-import or an undefined name fails the test run, not a later reader."""
+"""The tree passes ruff's pyflakes checks and has no syntax error (pyproject.toml's [tool.ruff]), and the
+checks package type-checks under mypy --strict ([tool.mypy]): an unused import, an undefined name or a None
+read as a string fails the test run, not a later reader."""
 
 from __future__ import annotations
 
@@ -22,4 +23,15 @@ def test_ruff_finds_nothing():
         pytest.fail(why) if os.environ.get("CI") else pytest.skip(why)
     out = subprocess.run([ruff, "check", "--output-format", "concise", "--no-cache", "checks", "app", "bench", "tests"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_mypy_strict_on_checks_finds_nothing():
+    mypy = shutil.which("mypy")
+    if mypy is None:
+        why = "mypy is not installed (pip install -e '.[test]' installs it)"
+        pytest.fail(why) if os.environ.get("CI") else pytest.skip(why)
+    # (the files and the strictness are pyproject.toml's; no cache: a stale one could hide an error)
+    out = subprocess.run([mypy, "--no-incremental", "--cache-dir", os.devnull], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr

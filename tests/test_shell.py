@@ -182,6 +182,12 @@ def test_printf_and_dirname_substitutions_are_their_output():
     assert script.lines[6].expanded == "echo /a/b $(date)"
 
 
+def test_printf_of_a_number_with_no_argument_left_prints_zero():
+    """bash's `printf '%d'` with its arguments used up prints 0 (it once raised: `int(0, 0)`)."""
+    script = Script("X=$(printf '%d-%d' 7)\nvllm serve m --port $X\n")
+    assert script.launches()[0].argv[-1].values == ("7-0",)
+
+
 def test_trace_follows_branches_for_the_given_variables():
     """A client's flags are read where the runner's variables decide the branch; function arguments,
     `eval`, `bash -c` and `$(...)` bodies are followed; the scripts run are listed with their PWD."""

@@ -139,7 +139,7 @@ def pure_output(argv: list[str]) -> str | None:
     if command == "echo":
         while args and _ECHO_FLAGS.fullmatch(args[0]):
             args = args[1:]
-        out = " ".join(args)
+        out: str | None = " ".join(args)
     elif command == "dirname":
         if any(UNKNOWN in a.rsplit("/", 1)[0] + ("" if "/" in a else UNKNOWN) for a in args):
             return UNKNOWN  # where the directory ends is not known
@@ -163,7 +163,7 @@ def _printf(fmt: str, args: list[str]) -> str | None:
     for _ in range(64):
         used = False
 
-        def one(m: re.Match) -> str:
+        def one(m: re.Match[str]) -> str:
             nonlocal used
             flags, width, prec, conv = m.groups()
             if conv == "%":
@@ -178,7 +178,7 @@ def _printf(fmt: str, args: list[str]) -> str | None:
             if UNKNOWN in arg:
                 return UNKNOWN
             try:
-                number = float(arg or 0) if conv in "fgeE" else int(arg or 0, 0)
+                number = float(arg or 0) if conv in "fgeE" else int(arg or "0", 0)
             except ValueError:
                 return UNKNOWN
             spec = f"{flags}{width}{'.' + prec if prec is not None else ''}{conv}"
@@ -230,13 +230,13 @@ def pattern_op(value: str, op: str, arg: str) -> str | None:
 
 
 _ARITH_NAME = re.compile(r"\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)|\b([A-Za-z_]\w*)\b")
-_ARITH_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+_ARITH_OPS: dict[type[ast.operator], Callable[[int, int], int]] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
               ast.FloorDiv: operator.floordiv, ast.Div: operator.floordiv, ast.Mod: operator.mod}
 
 
 def arithmetic(text: str, integer: Callable[[str], str | None]) -> str | None:
     """`$((text))` when `integer(name)` gives every variable in it; None otherwise."""
-    def value(m: re.Match) -> str:
+    def value(m: re.Match[str]) -> str:
         found = integer(m.group(1) or m.group(2) or m.group(3))
         if found is None:
             raise ValueError("unknown operand")
@@ -251,7 +251,7 @@ def arithmetic(text: str, integer: Callable[[str], str | None]) -> str | None:
 def _eval_int(expr: str) -> str:
     tree = ast.parse(expr.strip(), mode="eval")
 
-    def ev(n) -> int:
+    def ev(n: ast.AST) -> int:
         if isinstance(n, ast.Expression):
             return ev(n.body)
         if isinstance(n, ast.Constant) and isinstance(n.value, int):
@@ -273,7 +273,7 @@ def decided(value: str | None) -> str | None:
     return None if value is None or UNKNOWN in value else value
 
 
-_INT_OPS = {"-eq": operator.eq, "-ne": operator.ne, "-gt": operator.gt, "-ge": operator.ge,
+_INT_OPS: dict[str, Callable[[int, int], bool]] = {"-eq": operator.eq, "-ne": operator.ne, "-gt": operator.gt, "-ge": operator.ge,
             "-lt": operator.lt, "-le": operator.le}
 _BINARY = {"=", "==", "!=", "<", ">", "=~", *_INT_OPS}
 _UNARY = re.compile(r"-[a-zA-Z]")
@@ -348,7 +348,7 @@ class _Test:
                 self.pos += 1
             return value
         if self.pos + 1 < len(a) and a[self.pos + 1] in _BINARY:
-            left, op = first, a[self.pos + 1]
+            left, op = first, a[self.pos + 1] or ""  # (in _BINARY: a text)
             right = a[self.pos + 2] if self.pos + 2 < len(a) else ""
             self.pos += 3
             return self._binary(left, op, right)
@@ -382,9 +382,9 @@ class _Test:
 # --------------------------------------------------------------------------
 
 CALCULATORS = frozenset({"awk", "gawk", "mawk", "bc", "python", "python3"})
-_NUMBER_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+_NUMBER_OPS: dict[type[ast.operator], Callable[[float, float], float]] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
                ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
-_CALLS = {"round": round, "float": float, "int": int, "abs": abs, "min": min, "max": max}
+_CALLS: dict[str, Callable[..., float]] = {"round": round, "float": float, "int": int, "abs": abs, "min": min, "max": max}
 _PY_FORMAT = re.compile(r"""\s*(?P<q>['"])%(?P<spec>[-+ #0]*\d*(?:\.\d+)?[fgde])(?P=q)\s*%\s*(?P<expr>.+)""", re.S)
 _PY_FSTRING = re.compile(r"""\s*f(?P<q>['"])\{(?P<expr>[^{}:]+)(?::(?P<spec>[^{}]*))?\}(?P=q)\s*""", re.S)
 _PY_METHOD = re.compile(r"""\s*(?P<q>['"])\{(?::(?P<spec>[^{}]*))?\}(?P=q)\.format\((?P<expr>.+)\)\s*""", re.S)
@@ -400,7 +400,7 @@ def _number(expr: str, names: dict[str, str] | None = None) -> float | int | Non
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
-    def ev(n):
+    def ev(n: ast.AST) -> float:
         if isinstance(n, ast.Expression):
             return ev(n.body)
         if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool):
@@ -488,14 +488,14 @@ def _awk(args: list[str]) -> str | None:
         return None
     how, body = found
     if how == "print":
-        value = _number(body, names)
-        return None if value is None else _awk_number(value)
+        number = _number(body, names)
+        return None if number is None else _awk_number(number)
     fmt, comma, expr = body.partition(",")
     fmt = fmt.strip()
     if not comma or len(fmt) < 2 or fmt[0] != '"' or fmt[-1] != '"':
         return None
-    value = _number(expr, names)
-    return None if value is None else _printf(fmt[1:-1], [repr(float(value))])
+    number = _number(expr, names)
+    return None if number is None else _printf(fmt[1:-1], [repr(float(number))])
 
 
 def _bc(text: str, scale: int) -> str | None:

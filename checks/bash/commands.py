@@ -55,14 +55,13 @@ def scripts_run_at(values: list[str | None]) -> tuple[str, int] | None:
     """`run_at`, read past every wrapper, option and assignment."""
     values = list(values)
     i = 0
-    while i < len(values) and values[i] is not None and (
-            values[i].rsplit("/", 1)[-1] in _RUN_WRAPPERS or values[i].startswith("-") or "=" in values[i]
-            or _DURATION.fullmatch(values[i])):
+    while i < len(values) and (v := values[i]) is not None and (
+            v.rsplit("/", 1)[-1] in _RUN_WRAPPERS or v.startswith("-") or "=" in v or _DURATION.fullmatch(v)):
         i += 1
     if i + 1 < len(values) and values[i] == "docker" and values[i + 1] == "run":
         start = _docker_run(values, i)
         found = run_at(values[start:]) if start is not None else None
-        return (found[0], found[1] + start) if found else None
+        return (found[0], found[1] + start) if found and start is not None else None
     head = (values[i] or "").rsplit("/", 1)[-1] if i < len(values) else ""
     if head in ("source", "."):
         return ("source", i + 1) if i + 1 < len(values) else None
@@ -114,10 +113,10 @@ def launch_at(values: list[str | None]) -> tuple[str, int, int] | None:
 def _past_wrappers(values: list[str | None]) -> int:
     """Where the command a line of wrappers (`timeout 30 env X=1 nice ...`) runs starts."""
     i = 0
-    while i < len(values) and values[i] is not None and values[i].rsplit("/", 1)[-1] in _WRAPPERS:
+    while i < len(values) and (v := values[i]) is not None and v.rsplit("/", 1)[-1] in _WRAPPERS:
         i += 1
-        while i < len(values) and values[i] is not None and (
-                values[i].startswith("-") or "=" in values[i] or _DURATION.fullmatch(values[i])):
+        while i < len(values) and (v := values[i]) is not None and (
+                v.startswith("-") or "=" in v or _DURATION.fullmatch(v)):
             i += 1
     return i
 
@@ -155,6 +154,7 @@ def engine_launch_at(values: list[str | None]) -> tuple[str, int, int] | None:
     head = [v.rsplit("/", 1)[-1] if v else "" for v in values[i:i + 3]]
     if head[:1] == ["trtllm-serve"]:
         return "trtllm", i, i + (2 if head[1:2] == ["serve"] else 1)
-    if len(head) == 3 and _PYTHON.fullmatch(head[0]) and head[1] == "-m" and values[i + 2] in _SPEC_MODULES:
-        return _SPEC_MODULES[values[i + 2]], i, i + 3
+    if len(head) == 3 and _PYTHON.fullmatch(head[0]) and head[1] == "-m" and (module := values[i + 2]) is not None \
+            and module in _SPEC_MODULES:
+        return _SPEC_MODULES[module], i, i + 3
     return None

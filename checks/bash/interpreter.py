@@ -14,41 +14,49 @@ import itertools
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Callable, Mapping, NamedTuple
+from enum import Enum
+from typing import Callable, Iterator, Mapping, NamedTuple, TypeVar, cast
 
 from .. import memo
 from .builtins import CALCULATORS, UNKNOWN, calculate, decided, lone_command, pure_output, test
 from .commands import ENGINE_COMMANDS, engine_launch_at, launch_at, may_become_launch, may_launch, may_run, run_at
 from .reading import statements
 from .record import record
-from .syntax import AndOr, Case, Func, Group, If, Loop, Not, Simple, walk
+from .syntax import AndOr, Case, Func, Group, If, Loop, Not, Simple, Statement, Statements, walk
 from .tree import MAX_SCRIPT
-from .values import MAX_ALTS, UNSET, Evaluator, Token, dedupe, mark
+from .values import MAX_ALTS, UNSET, Alt, Evaluator, Hole, Token, Value, dedupe, mark
 from .words import Part, Word, assignment, is_name
 
 _MAX_STEPS = 50_000
+T = TypeVar("T")
 _OUT = "\x00out"  # inside `$(...)`: what its body has printed so far (a variable no script can name)
 _IMPURE = "\x00impure"  # set when the body of a `$(...)` ran a command whose output is not known
 _ELEMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[([^\]\x00]+)\]=(.*)", re.S)  # `T[k]=v`
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _EXPORT_FLAG = re.compile(r"-[a-zA-Z]*x[a-zA-Z]*")  # `declare -x`, `-gx`, ...
 DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})  # builtins taking NAME=value
-NOT_GIVEN = object()  # what `Given` records for a variable the runner does not give
-Sources = Callable[[Token], "tuple[str, tuple] | None"]  # a sourced file's (path, statements), or None
+
+
+class _NotGiven(Enum):
+    NOT_GIVEN = "not given"
+
+
+NOT_GIVEN = _NotGiven.NOT_GIVEN  # what `Given` records for a variable the runner does not give
+Sources = Callable[[Token], "tuple[str, Statements] | None"]  # a sourced file's (path, statements), or None
 _BUILTINS = DECLARATIONS | {"unset", "exit", "return", "true", ":", "false", "[", "test", "[["}  # `simple` runs these
 
 
 def reads_first_field(watch: Callable[[list[str | None]], bool]) -> Callable[[list[str | None]], bool]:
     """Declare that `watch` reads a command's first field only: a trace then leaves the other words of a
     command it does not otherwise read unexpanded (`Interpreter.reads_no_fields`)."""
-    watch.first_field_only = True  # type: ignore[attr-defined]
+    watch.first_field_only = True  # type: ignore[attr-defined]  # (a mark on the function, read by `getattr`)
     return watch
 
 
 def reads_call_names(watch: Callable[[list[str | None]], bool]) -> Callable[[list[str | None]], bool]:
     """Declare that the caller reads of the calls `watch` selects their first word and line only: a trace then
     records each with its first word alone (`Interpreter._call`)."""
-    watch.call_names_only = True  # type: ignore[attr-defined]
+    watch.call_names_only = True  # type: ignore[attr-defined]  # (as above)
     return watch
 
 
@@ -80,13 +88,17 @@ def _literal(word: Word) -> str | None:
     return "".join(p.text for p in parts) or None
 
 
-def _declared(node: Simple, command: str) -> tuple[bool, tuple]:
+# What `declare` reads of one word: its `assignment` or None, the name it sets or marks, whether that is a name, its line
+Declared = tuple[tuple[str, bool, Word] | None, str, bool, int]
+
+
+def _declared(node: Simple, command: str | None) -> tuple[bool, tuple[Declared, ...]]:
     """What `declare` reads of a declaration's words after the first, which its runs do not change: whether it
     exports, and each word as (its `assignment` or None, the name it sets or marks, whether that is a name,
     its line)."""
     export = command == "export" or any(
         w.unquoted_literal and _EXPORT_FLAG.fullmatch(w.unquoted_literal) for w in node.words[1:])
-    words = []
+    words: list[Declared] = []
     for w in node.words[1:]:
         found = assignment(w)
         name = found[0] if found is not None else w.unquoted_literal or ""
@@ -94,7 +106,7 @@ def _declared(node: Simple, command: str) -> tuple[bool, tuple]:
     return export, tuple(words)
 
 
-def may_launch_untraced(nodes: tuple) -> bool:
+def may_launch_untraced(nodes: Statements) -> bool:
     """Whether running `nodes` without tracing may record a launch, for some runner variables: False when
     no simple command may be one. Without tracing only the script's own commands run (a string run as
     code, `$(...)` included, is not), and `simple` records a launch only where `launch_at` finds one in
@@ -128,7 +140,7 @@ def may_launch_untraced(nodes: tuple) -> bool:
 class Binding(NamedTuple):
     """What a variable holds: every assignment and merge builds one (a record: built as cheaply as a tuple)."""
 
-    alts: tuple  # each: str | None (unknown) | tuple[Token, ...] (array) | UNSET
+    alts: tuple[Alt, ...]  # each: str | None (unknown) | tuple[Token, ...] (array) | UNSET
     line: int
 
 
@@ -168,7 +180,7 @@ class Given:
 
     def __init__(self, values: Mapping[str, str]):
         self._values = dict(values)
-        self.asked: dict[str, object] = {}  # name -> its value, or NOT_GIVEN
+        self.asked: dict[str, str | _NotGiven] = {}  # name -> its value, or NOT_GIVEN
         self.whole = False
 
     def __contains__(self, name: str) -> bool:
@@ -178,15 +190,15 @@ class Given:
         self._ask(name)
         return self._values[name]
 
-    def get(self, name: str, default=None):
+    def get(self, name: str, default: T) -> str | T:
         value = self._ask(name)
         return default if value is NOT_GIVEN else value
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         self.whole = True
         return iter(self._values)
 
-    def _ask(self, name: str) -> object:
+    def _ask(self, name: str) -> str | _NotGiven:
         value = self._values.get(name, NOT_GIVEN)
         self.asked[name] = value
         return value
@@ -220,7 +232,7 @@ def merge(a: State, b: State, known: Given | Mapping[str, str]) -> State:
 def exported_token(binding: Binding) -> Token:
     alts = binding.alts
     if len(alts) == 1 and (type(alts[0]) is str or alts[0] is None):  # most variables: one text
-        return Token(alts, binding.line)
+        return Token(cast("tuple[str | None]", alts), binding.line)  # (as just tested)
     return Token(tuple(a if isinstance(a, str) or a is None else "" for a in binding.alts), binding.line)
 
 
@@ -241,7 +253,7 @@ class Write:
 
     path: Token
     line: int
-    vars: Mapping[str, tuple]  # the variables a heredoc's body uses that are set or given there
+    vars: Mapping[str, tuple[Alt, ...]]  # the variables a heredoc's body uses that are set or given there
     text: str | None = None  # what `echo` / `printf` wrote (None: a heredoc's body, read from the script)
 
 
@@ -280,7 +292,7 @@ class Trace:
     runs: tuple[Run, ...]
 
 
-class Interpreter(Evaluator):
+class Interpreter(Evaluator["State"]):
     """Runs statements over a `State`, recording every server launch it reaches.
 
     `known` are the variables the runner provides; any other variable the
@@ -302,7 +314,7 @@ class Interpreter(Evaluator):
         self.shared = {} if shared is None else shared  # what is read of a statement alone, by id (`Script`'s runs share it)
         self.exists = exists
         self.defaults = defaults  # `known` is every variable the script is given: `${X:-d}` of another X is d
-        self.funcs: dict[str, tuple] = {}
+        self.funcs: dict[str, Statements] = {}
         self.called: set[str] = set()
         self.stack: list[str] = []
         self.args: list[tuple[Token, ...]] = []  # per active function call: its positional parameters
@@ -320,7 +332,7 @@ class Interpreter(Evaluator):
         self.current = 0  # the line of the simple command being run
 
     # --- variables ---
-    def lookup(self, state: State, name: str) -> tuple:
+    def lookup(self, state: State, name: str) -> tuple[Alt, ...]:
         if name.isdigit() and name != "0" or name in ("@", "*", "#"):
             return self._positional(name)
         binding = state.vars.get(name)
@@ -332,7 +344,7 @@ class Interpreter(Evaluator):
     def passed(self, state: State, name: str) -> bool:
         return name in self.known or name.isdigit() or name in state.vars
 
-    def _positional(self, name: str) -> tuple:
+    def _positional(self, name: str) -> tuple[Alt, ...]:
         """`$1`.. / `$@` / `$#` inside a function call (a script's own arguments are not known)."""
         if not self.args:
             return (None,)
@@ -344,11 +356,11 @@ class Interpreter(Evaluator):
         n = int(name)
         return (args[n - 1].values[0] if len(args[n - 1].values) == 1 else None,) if n <= len(args) else ("",)
 
-    def words(self, state: State, parts: tuple) -> list:
+    def words(self, state: State, parts: tuple[Part, ...]) -> list[str | None]:
         """Candidates of a word as one string, unknown parts marked."""
         return self.text(state, parts, mark)
 
-    def run_substitution(self, state: State, text: str) -> tuple:
+    def run_substitution(self, state: State, text: str) -> tuple[str | None, ...]:
         """When tracing, the body of a `$(...)` is run in a subshell (a copy of the state): the scripts and
         commands it reaches are recorded, and what its `echo`s and `printf`s print is its value when nothing
         else in it prints (`$(f 2)` of a function that echoes its result, `$([[ $X ]] && printf a || printf
@@ -377,7 +389,8 @@ class Interpreter(Evaluator):
         declares, plain, quiet, prints = _by_name(command)
         if self.writes is not None and command.rsplit("/", 1)[-1] in CALCULATORS:
             return False  # the reader works out arithmetic handed to awk / bc / python
-        return plain and quiet and not prints and command not in self.funcs and not self.watch([command])
+        return plain and quiet and not prints and command not in self.funcs and not (
+            self.watch is not None and self.watch([command]))
 
     def _calculate(self, state: State, values: list[str | None], node: Simple) -> bool:
         """Inside `$(...)`: what awk, bc or `python3 -c` prints for arithmetic on literals (`calculate`), which
@@ -395,7 +408,7 @@ class Interpreter(Evaluator):
         out = calculate([v for v in values if v is not None], stdin)
         if out is None:
             return False
-        reads = values[0].rsplit("/", 1)[-1] == "bc"
+        reads = (values[0] or "").rsplit("/", 1)[-1] == "bc"
         printed = before.alts[0] if isinstance(before.alts[0], str) else ""
         state.vars[_OUT] = Binding((out + "\n" if reads else printed + out + "\n",), before.line)
         return True
@@ -403,7 +416,7 @@ class Interpreter(Evaluator):
     def _print(self, state: State, fields: list[Token]) -> None:
         """Inside `$(...)`: what an `echo` / `printf` adds to the substitution's output."""
         combos = itertools.islice(itertools.product(*(t.values for t in fields)), MAX_ALTS)
-        outs = [None if None in combo else pure_output(list(combo)) for combo in combos]
+        outs = [None if None in combo else pure_output(list(cast("tuple[str, ...]", combo))) for combo in combos]
         outs = [None if o is None else o + ("\n" if fields[0].first == "echo" else "") for o in outs]
         before = state.vars[_OUT]
         alts = [None if a is None or not isinstance(a, str) or o is None else a + o for a in before.alts for o in outs]
@@ -426,14 +439,14 @@ class Interpreter(Evaluator):
         return after
 
     # --- execution ---
-    def run(self, nodes: tuple, state: State) -> State:
+    def run(self, nodes: Statements, state: State) -> State:
         for node in nodes:
             if not state.alive:
                 break
             state = self.node(node, state)[1]
         return state
 
-    def node(self, node, state: State) -> tuple[bool | None, State]:
+    def node(self, node: Statement, state: State) -> tuple[bool | None, State]:
         """Execute `node`: (its exit status as True/False, None when unknown; the state after it)."""
         self.steps += 1
         if self.steps > _MAX_STEPS:
@@ -452,7 +465,7 @@ class Interpreter(Evaluator):
         if isinstance(node, Loop):  # runs zero or more times: both
             return None, merge(self.run(node.body, state.copy()), state, self.known)
         if isinstance(node, Group):
-            status: bool | None = True
+            status = True
             for child in node.body:
                 if not state.alive:
                     break
@@ -465,7 +478,7 @@ class Interpreter(Evaluator):
             return True, state
         return None, state
 
-    def if_(self, clauses: tuple, orelse: tuple, state: State) -> State:
+    def if_(self, clauses: tuple[tuple[Statements, Statements], ...], orelse: Statements, state: State) -> State:
         if not clauses:
             return self.run(orelse, state)
         (cond, body), rest = clauses[0], clauses[1:]
@@ -549,10 +562,10 @@ class Interpreter(Evaluator):
         if command in DECLARATIONS:
             return True, self.declare(node, state, command)
         if command == "unset":
-            for name in values[1:]:
-                if name and is_name(name):
-                    state.vars[name] = Binding((UNSET,), node.line)
-                    state.exported.discard(name)
+            for unset in values[1:]:
+                if unset and is_name(unset):
+                    state.vars[unset] = Binding((UNSET,), node.line)
+                    state.exported.discard(unset)
             return True, state
         if command == "exit":
             state.alive = False
@@ -592,7 +605,7 @@ class Interpreter(Evaluator):
                 return True, state
             if command not in ("eval", "cd"):
                 state.vars[_IMPURE] = Binding(("1",), node.line)
-        if self.watch(values):
+        if self.watch is not None and self.watch(values):
             self.calls.append(self._call(node, state))
         if command == "eval":
             return None, self.subshell(state, " ".join(UNKNOWN if t.first is None else t.first for t in fields[1:]),
@@ -620,7 +633,7 @@ class Interpreter(Evaluator):
     def _source(self, state: State, target: Token, line: int) -> State:
         """`source FILE` run in place, when `sources` reads FILE: its assignments, exports and functions are the
         caller's from there on (a library's defaults, tables and helpers)."""
-        if len(self.sourcing) >= 4:
+        if len(self.sourcing) >= 4 or self.sources is None:  # (`simple` sources only with `sources`)
             return state
         found = self.sources(target)
         if found is None or found[0] in self.sourcing:
@@ -656,8 +669,9 @@ class Interpreter(Evaluator):
             if text is None or UNKNOWN in text:
                 return
         names = self.heredoc_names.get(node.line, ()) if heredoc else ()
-        values = {n: self.lookup(state, n) for n in names if self.passed(state, n)}
-        self.writes.append(Write(token, node.line, values, text))
+        held = {n: self.lookup(state, n) for n in names if self.passed(state, n)}
+        if self.writes is not None:  # (`simple` asks only then)
+            self.writes.append(Write(token, node.line, held, text))
 
     def _other(self, node: Simple, state: State, command: str) -> tuple[bool | None, State]:
         """What `simple` does with a command named by a literal word whose other words it reads none of
@@ -667,7 +681,7 @@ class Interpreter(Evaluator):
             return None, state
         if _OUT in state.vars:
             state.vars[_IMPURE] = Binding(("1",), node.line)
-        if self.watch([command]):
+        if self.watch is not None and self.watch([command]):
             self.calls.append(self._call(node, state))
         return None, state
 
@@ -699,7 +713,7 @@ class Interpreter(Evaluator):
         if values[0] == "printf":
             if len(values) < 4 or values[1] != "-v" or not values[2] or not is_name(values[2]):
                 return False
-            out = pure_output(["printf", *values[3:]]) if None not in values[3:] else None
+            out = pure_output(["printf", *cast("list[str]", values[3:])]) if None not in values[3:] else None
             state.vars[values[2]] = Binding((None if out is None or UNKNOWN in out else out,), node.line)
             return True
         here = next((w for op, w in node.redirects if op == "<<<"), None)
@@ -709,11 +723,11 @@ class Interpreter(Evaluator):
         texts = self.words(state, here.parts)
         text = texts[0] if len(texts) == 1 and isinstance(texts[0], str) and UNKNOWN not in texts[0] else None
         fields = text.split(None, len(names) - 1) if text is not None else []
-        for i, name in enumerate(names):
+        for i, name in enumerate(cast("list[str]", names)):  # (names: tested just above)
             state.vars[name] = Binding((None if text is None else fields[i] if i < len(fields) else "",), node.line)
         return True
 
-    def param(self, env, part: Part, hole) -> tuple:
+    def param(self, env: State, part: Part, hole: Hole) -> tuple[Value, ...]:
         """A parameter expansion; for the reader, `${NAME:=word}` / `${NAME=word}` also assign NAME where they
         give the word (NAME unset or, with `:=`, empty), as bash does."""
         out = super().param(env, part, hole)
@@ -743,7 +757,7 @@ class Interpreter(Evaluator):
     def _cd(self, state: State, target: Token, line: int) -> None:
         """`cd DIR`: PWD becomes DIR (joined to the PWD before when DIR is relative)."""
         before = self.lookup(state, "PWD")
-        alts = []
+        alts: list[str | None] = []
         for value in target.values:
             for old in before:
                 if value is not None and value.startswith(("/", UNKNOWN)):
@@ -785,13 +799,14 @@ class Interpreter(Evaluator):
         for t in fields[:start]:  # `env VAR=1 vllm serve ...`
             m = _ASSIGN.match(t.first or "")
             if m:
-                env[m.group(1)] = Token((t.first[len(m.group(0)):],), t.line)
+                env[m.group(1)] = Token(((t.first or "")[len(m.group(0)):],), t.line)
         return env
 
     def declare(self, node: Simple, state: State, command: str, plan: _Plan | None = None) -> State:
         """`export` / `declare` / `local` / `readonly`: assignments, and marks for export."""
         plan = plan or self._plan(node)
-        export, words = plan.declared if command == plan.command else _declared(node, command)
+        export, words = plan.declared if command == plan.command and plan.declared is not None \
+            else _declared(node, command)
         for name, append, scalar, array in node.assigns:
             self.assign(state, name, append, scalar, array, node.line)
             if export:
@@ -821,7 +836,7 @@ class Interpreter(Evaluator):
             out = merge(out, back, self.known)
         return out
 
-    def _scalar(self, state: State, scalar: Word | None) -> tuple:
+    def _scalar(self, state: State, scalar: Word | None) -> tuple[str | None, ...]:
         if scalar is None:
             return ("",)
         return tuple(self.words(state, scalar.parts))
@@ -830,11 +845,12 @@ class Interpreter(Evaluator):
                array: tuple[Word, ...] | None, line: int) -> None:
         if array and all(w.parts[0].kind == "lit" and w.parts[0].text == "[" for w in array if w.parts):
             for w in array:  # `declare -A T=([k]=v ...)`: each element a variable of its own, `T[k]`
-                found = _ELEMENT.fullmatch(name + self.text(state, w.parts, mark)[0] if w.parts else "")
+                found = _ELEMENT.fullmatch(name + (self.text(state, w.parts, mark)[0] or "") if w.parts else "")
                 if found is not None:
                     state.vars[f"{name}[{found.group(2).strip(chr(34) + chr(39))}]"] = Binding((found.group(3),), line)
             state.vars[name] = Binding(((),), line)
             return
+        alts: tuple[Alt, ...]
         if array is not None:
             items: list[Token] = []
             for w in array:
@@ -842,9 +858,10 @@ class Interpreter(Evaluator):
             old = [a for a in self.lookup(state, name) if isinstance(a, tuple)] if append else []
             alts = tuple(o + tuple(items) for o in old) if old else (tuple(items),)
         else:
-            alts = self._scalar(state, scalar)
+            texts = self._scalar(state, scalar)
+            alts = texts
             if append:
                 alts = tuple(None if o is None or a is None else (o if isinstance(o, str) else "") + a
-                             for o in self.lookup(state, name) for a in alts)
+                             for o in self.lookup(state, name) for a in texts)
         state.vars[name] = Binding(dedupe(alts), line)
 

@@ -102,9 +102,9 @@ def physical(raw: list[str], read: Reading, embedded: bool,
         body = range(d.first, d.last if d.closed else d.last + 1)
         lead = next((raw[k - 1] for k in body if raw[k - 1].strip()), "")
         lead = lead.lstrip() if embedded else lead
-        doc = Heredoc(d.line, max(d.last, d.line), opener, d.delimiter, d.quoted, bool(_DIFF_BODY.match(lead)),
-                      0 <= python_at[d.line] < d.column)
-        docs.update(dict.fromkeys(body, doc))
+        heredoc = Heredoc(d.line, max(d.last, d.line), opener, d.delimiter, d.quoted, bool(_DIFF_BODY.match(lead)),
+                          0 <= python_at[d.line] < d.column)
+        docs.update(dict.fromkeys(body, heredoc))
         if d.closed:
             ends.add(d.last)
     out = []

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from tree_sitter import Node
 
 from .. import memo
-from .syntax import Builder, heredoc_operator
+from .syntax import Builder, Statement, Statements, heredoc_operator
 from .tree import MAX_SCRIPT, Source, find, parse, query
 from .words import Part, WordReader, begins, is_arithmetic
 
@@ -52,7 +52,7 @@ class Doc:
 class Reading:
     """What reading a text gives the readers of its lines."""
 
-    statements: tuple
+    statements: Statements
     ends: frozenset[int]  # lines where a logical line ends
     comments: dict[int, int]  # line -> column where its comment starts
     refs: dict[int, list[tuple[int, int, Part]]]  # line -> (start, end column, part) of its expansions
@@ -93,7 +93,7 @@ def read_whole(raw: list[str]) -> Reading:
 
 
 @memo.reading(maxsize=256)
-def statements(text: str, base: int = 1) -> tuple:
+def statements(text: str, base: int = 1) -> Statements:
     """The statements of a string run as shell code (`eval`, `bash -c`, `$(...)`, a sourced file), its first
     line numbered `base`."""
     parsed = _parse(Source.of(text[:MAX_SCRIPT], base))
@@ -104,7 +104,7 @@ def read_lines(raw: list[str], indented: bool) -> Reading:
     """Each line parsed on its own: shell inside YAML (a workflow's `run:` blocks, whose text around the
     commands may hold quotes that do not pair up), or a script tree-sitter gave up on. A heredoc body ends
     at its delimiter; with `indented`, also at an indented one (YAML strips the block's indentation)."""
-    out: list = []
+    out: list[Statement] = []
     comments: dict[int, int] = {}
     refs: dict[int, list[tuple[int, int, Part]]] = {}
     docs: list[Doc] = []
@@ -147,12 +147,12 @@ def _operators(src: Source, nodes: dict[str, list[Node]]) -> list[tuple[int, str
     """(offset, operator, delimiter, quoted, its `heredoc_redirect` or None) of every heredoc operator among
     `nodes`, in order: those tree-sitter reads as heredocs, a second one on a line (which it reads as an
     ERROR `<` and a `<` redirection), and one it leaves in an ERROR (a line read alone)."""
-    out = []
+    out: list[tuple[int, str, str, bool, Node | None]] = []
     for start in nodes.get("start", ()):
         op, parent = start.prev_sibling, start.parent
-        if op is not None and op.type in ("<<", "<<-"):
-            found = heredoc_operator(src, [op, start], 0)
-            out.append((op.start_byte, *found, parent if parent.type == "heredoc_redirect" else None))
+        if op is not None and op.type in ("<<", "<<-") and (found := heredoc_operator(src, [op, start], 0)):
+            out.append((op.start_byte, *found,
+                        parent if parent is not None and parent.type == "heredoc_redirect" else None))
     for node in nodes.get("heredoc", ()):
         kids = node.children
         out.extend((kids[i].start_byte, *found, None) for i in range(2, len(kids))
@@ -167,7 +167,8 @@ def _terminates(line: str, text: str, tabs: bool, indented: bool) -> bool:
     return (line.lstrip("\t") if tabs else line) == text
 
 
-def _parse(src: Source) -> tuple[Source, Node, dict[str, list[Node]], tuple[Doc, ...], dict[int, list]] | None:
+def _parse(src: Source
+           ) -> tuple[Source, Node, dict[str, list[Node]], tuple[Doc, ...], dict[int, list[tuple[int, int, Part]]]] | None:
     """(source, root, the nodes `_NODES` finds, heredocs, expansions of blanked bodies by line), bodies read as
     bash reads them; None when tree-sitter gives up."""
     root = parse(src.data)
@@ -178,7 +179,7 @@ def _parse(src: Source) -> tuple[Source, Node, dict[str, list[Node]], tuple[Doc,
     if not blank:
         return src, root, nodes, docs, {}
     data = bytearray(src.data)
-    body_refs: dict[int, list] = {}
+    body_refs: dict[int, list[tuple[int, int, Part]]] = {}
     lines = src.text(0, len(src.raw)).split("\n")
     for doc, through in blank:
         start = src.starts[doc.first - 1] if doc.first <= len(src.starts) else len(data)
@@ -220,7 +221,7 @@ def _heredocs(src: Source, nodes: dict[str, list[Node]]) -> tuple[tuple[Doc, ...
             blank.append((doc, last))
         else:
             seen_closed = end is not None and end.end_byte > end.start_byte
-            if seen_closed != closed or closed and src.line(end.start_byte) != last:
+            if seen_closed != closed or closed and end is not None and src.line(end.start_byte) != last:
                 blank.append((doc, last - 1 if closed else last))
         before = (line, last)
     return tuple(docs), blank

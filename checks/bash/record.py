@@ -13,30 +13,30 @@ from functools import partial
 from typing import Callable, TypeVar
 
 T = TypeVar("T", bound=type)
-R = TypeVar("R", bound=tuple)
+R = TypeVar("R", bound=tuple[object, ...])
 
 
 def record(cls: T) -> T:
     # A tuple is answered here (False), not left to tuple's comparison, which would compare the fields.
-    def __eq__(self, other):  # noqa: N807
+    def __eq__(self: tuple[object, ...], other: object) -> bool:  # noqa: N807
         if other.__class__ is self.__class__:
             return tuple.__eq__(self, other)
         return False if isinstance(other, tuple) else NotImplemented
 
-    def __ne__(self, other):  # noqa: N807
+    def __ne__(self: tuple[object, ...], other: object) -> bool:  # noqa: N807
         if other.__class__ is self.__class__:
             return tuple.__ne__(self, other)
         return True if isinstance(other, tuple) else NotImplemented
 
-    def unordered(self, other):
+    def unordered(self: tuple[object, ...], other: object) -> object:
         return NotImplemented
 
-    cls.__eq__, cls.__ne__, cls.__hash__ = __eq__, __ne__, tuple.__hash__
-    cls.__lt__ = cls.__le__ = cls.__gt__ = cls.__ge__ = unordered
+    cls.__eq__, cls.__ne__, cls.__hash__ = __eq__, __ne__, tuple.__hash__  # type: ignore[method-assign,assignment]  # (the point of `record`)
+    cls.__lt__ = cls.__le__ = cls.__gt__ = cls.__ge__ = unordered  # type: ignore[operator]  # (as above)
     return cls
 
 
-def builder(cls: type[R]) -> Callable[[tuple], R]:
+def builder(cls: type[R]) -> Callable[[tuple[object, ...]], R]:
     """A function building a `cls` record from the tuple of all its fields, in order: `cls(*fields)` without
     the NamedTuple's `__new__`, a Python function that is half the cost of building a small record (for the
     records built by the thousand: a script's lines)."""

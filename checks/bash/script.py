@@ -6,25 +6,26 @@ import itertools
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Iterator, Mapping, NamedTuple
+from typing import Callable, Iterator, Mapping, NamedTuple, TypeVar, cast
 
 from .. import progress
 from ..progress import fingerprint
 from .builtins import MAX_RESOLVED, PATTERN_OPS, UNKNOWN
 from .interpreter import (DECLARATIONS, NOT_GIVEN, Given, Interpreter, Launch, State, Trace, Write, exported_token,
-                          may_launch_untraced)
+                          _Plan, may_launch_untraced)
 from .lines import ShellCommand, ShellLine, logical, physical
 from .reading import read, read_lines, read_whole
 from .record import record
-from .syntax import Func, Simple, children, walk
+from .syntax import Func, Simple, Statement, Statements, children, walk
 from .tree import MAX_SCRIPT
-from .values import Evaluator, Token, written
+from .values import Alt, Evaluator, Hole, Token, Value, written
 from .words import Part, Word, as_written, assignment, is_name
 
 MAX_EXPANDED = 1_000_000  # characters all of a script's values and line expansions may come to
 _MAX_CHAIN = 8  # a value is worked out through at most this many other variables
 _FIXED_OPS = frozenset({"", ":-", "-", ":=", "=", *PATTERN_OPS})  # what a fixed value answers
 _END = object()
+R = TypeVar("R")
 
 
 @record
@@ -70,7 +71,7 @@ class SimpleCommand(NamedTuple):
         return self.words[0] if self.words else ""
 
 
-class FixedValues(Evaluator):
+class FixedValues(Evaluator[tuple[str, int]]):
     """The variables a script fixes, for the line readers, which need one value per variable wherever it
     is used (in any line, heredoc body or JSON string): a variable is fixed when every assignment in the
     script gives it the same value, whatever branch it sits in. In its own assignment a variable is taken
@@ -91,7 +92,7 @@ class FixedValues(Evaluator):
         self.resolving: set[str] = set()
         self.expanded: dict[Part, str | None] = {}
 
-    def lookup(self, env: tuple[str, int], name: str) -> tuple:
+    def lookup(self, env: tuple[str, int], name: str) -> tuple[Alt, ...]:
         owner, depth = env
         if name == owner or name not in self.assigned:
             return (None,)
@@ -104,7 +105,7 @@ class FixedValues(Evaluator):
     def nested(self, env: tuple[str, int]) -> tuple[str, int] | None:
         return None if env[1] > _MAX_CHAIN else (env[0], env[1] + 1)
 
-    def param(self, env: tuple[str, int], part: Part, hole) -> tuple:
+    def param(self, env: tuple[str, int], part: Part, hole: Hole) -> tuple[Value, ...]:
         if part.subscript or part.op not in _FIXED_OPS:
             return (None,)  # an array's elements have no one value; `:+`, `+` and lengths ask what the
             # variable holds where it is used, which only the interpreter follows
@@ -143,9 +144,9 @@ class FixedValues(Evaluator):
         if part.kind != "param":
             return None
         found = self.expanded.get(part, _END)
-        if found is _END:
-            found = self.expanded[part] = self.param(("", 0), part, written)[0]
-        return found
+        if found is _END:  # (`param` gives one text or None)
+            found = self.expanded[part] = cast("str | None", self.param(("", 0), part, written)[0])
+        return cast("str | None", found)  # (as just set, or kept)
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ _HEREDOC_PARAM = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([
 MAX_WRITTEN = 8  # texts one write is expanded to
 
 
-def _param(m: re.Match, values: Mapping[str, tuple], absent: set[str]) -> str:
+def _param(m: re.Match[str], values: Mapping[str, tuple[Alt, ...]], absent: set[str]) -> str:
     """One `$NAME` / `${NAME}` / `${NAME:-default}` of a heredoc body, from a variable of one known text (a
     variable the script never set takes the default)."""
     name = m.group(1) or m.group(3)
@@ -176,8 +177,8 @@ def _param(m: re.Match, values: Mapping[str, tuple], absent: set[str]) -> str:
     if alts is not None and len(alts) == 1 and isinstance(alts[0], str) and UNKNOWN not in alts[0] and alts[0]:
         return alts[0]
     if name in absent and m.group(2) is not None:
-        return m.group(2)
-    return m.group(0)
+        return str(m.group(2))
+    return str(m.group(0))
 
 
 def _no_call(values: list[str | None]) -> bool:
@@ -186,7 +187,7 @@ def _no_call(values: list[str | None]) -> bool:
     return False
 
 
-_no_call.first_field_only = True  # type: ignore[attr-defined]  (as `reads_first_field` marks a watch)
+_no_call.first_field_only = True  # type: ignore[attr-defined]  # (as `reads_first_field` marks a watch)
 
 
 class Script:  # cached_property here: a reading of what it was built from, which never changes
@@ -210,8 +211,8 @@ class Script:  # cached_property here: a reading of what it was built from, whic
         self._read = read(text, embedded) if len(text) <= MAX_SCRIPT else (
             read_lines(self.raw, True) if embedded else read_whole(self.raw))
         self.statements = self._read.statements
-        self._runs: dict[tuple, list[tuple[Given, dict[str, bool | None], object]]] = {}
-        self._shared: dict = {}  # what the interpreter reads of a statement alone, for every run (`_Plan`s)
+        self._runs: dict[tuple[object, ...], list[tuple[Given, dict[str, bool | None], object]]] = {}
+        self._shared: dict[int, _Plan] = {}  # what the interpreter reads of a statement alone, for every run (`_Plan`s)
 
     @property
     def unread(self) -> tuple[tuple[int, int], ...]:
@@ -231,7 +232,7 @@ class Script:  # cached_property here: a reading of what it was built from, whic
             return ()
         known = dict(env or {})
         found = self._reuse(("launches",), known, None)
-        if found is not None:
+        if isinstance(found, tuple):  # (what `launches` kept)
             return found
         interp = Interpreter(known, shared=self._shared)
         self._run(interp, uncalled=True)
@@ -257,12 +258,12 @@ class Script:  # cached_property here: a reading of what it was built from, whic
             known["0"] = path
         how = ("trace", watch, exists is None, uncalled, defaults)
         found = self._reuse(how, known, exists)
-        if found is not None:
+        if isinstance(found, Trace):  # (what `trace` kept)
             return found
         tested: dict[str, bool | None] = {}
 
         def test(target: str) -> bool | None:
-            tested[target] = answer = exists(target)
+            tested[target] = answer = exists(target) if exists is not None else None
             return answer
 
         interp = Interpreter(known, watch, test if exists is not None else None, defaults, self._shared)
@@ -272,7 +273,7 @@ class Script:  # cached_property here: a reading of what it was built from, whic
                                                      tuple(dict.fromkeys(interp.runs))))
 
     def run_every_engine(self, env: Mapping[str, str], path: str, exists: Callable[[str], bool | None] | None,
-                         sources: Callable[[Token], tuple[str, tuple] | None] | None) -> Reading:
+                         sources: Callable[[Token], tuple[str, Statements] | None] | None) -> Reading:
         """The run the speculative-decoding reader takes (`checks.specmodel`): as `trace` with `defaults`, but
         every engine's server launch is recorded (TRT-LLM, ATOM too), a sourced file `sources` reads is run in
         place (its defaults, tables and helpers are the caller's), and the lines of the commands it ran are
@@ -312,7 +313,7 @@ class Script:  # cached_property here: a reading of what it was built from, whic
                 and not ln.heredoc.diff]
         if not body:
             return ()
-        if body[0].heredoc.quoted:
+        if body[0].heredoc is not None and body[0].heredoc.quoted:
             return (tuple((ln.number, ln.text) for ln in body),)
         used = dict.fromkeys(m.group(1) or m.group(3) for ln in body for m in _HEREDOC_PARAM.finditer(ln.text))
         choices = [[(n, a) for a in dict.fromkeys(write.vars.get(n, (None,)))
@@ -336,16 +337,18 @@ class Script:  # cached_property here: a reading of what it was built from, whic
                 out.append((name, exported_token(binding)))
         return tuple(out)
 
-    def _reuse(self, how: tuple, known: Mapping[str, str], exists: Callable[[str], bool | None] | None):
+    def _reuse(self, how: tuple[object, ...], known: Mapping[str, str], exists: Callable[[str], bool | None] | None
+               ) -> object:
         """The result of an earlier run (`how`: launches, or trace with its settings) whose every question
         `known` and `exists` answer as they answered it then; None when there is none. A script is often
         run again with variables it never reads (a patch script reached from each point of a config)."""
         for given, tested, result in self._runs.get(how, ()):
-            if given.answers(known) and all(exists(target) == answer for target, answer in tested.items()):
+            if given.answers(known) and all(exists is not None and exists(target) == answer
+                                            for target, answer in tested.items()):
                 return result
         return None
 
-    def _keep(self, how: tuple, interp: Interpreter, tested: dict[str, bool | None], result):
+    def _keep(self, how: tuple[object, ...], interp: Interpreter, tested: dict[str, bool | None], result: R) -> R:
         """`result` of `interp`'s run, kept for `_reuse` unless it depends on every variable."""
         if not interp.known.whole:
             self._runs.setdefault(how, []).append((interp.known, tested, result))
@@ -404,7 +407,7 @@ class Script:  # cached_property here: a reading of what it was built from, whic
         """Every simple command of the script, in the order written (inside functions, branches and loops
         too), with its words and redirections as `SimpleCommand` gives them."""
         out: list[SimpleCommand] = []
-        stack: list[tuple[Iterator, str]] = [(iter(self.statements), "")]
+        stack: list[tuple[Iterator[Statement | None], str]] = [(iter(self.statements), "")]
         while stack:
             node = next(stack[-1][0], _END)
             if node is _END:
@@ -413,7 +416,8 @@ class Script:  # cached_property here: a reading of what it was built from, whic
             function = stack[-1][1]
             if not isinstance(node, Simple):  # (a simple command holds no other: nothing to go into)
                 if node is not None:
-                    stack.append((iter(children(node)), node.name if isinstance(node, Func) else function))
+                    statement = cast(Statement, node)  # (neither the end nor None)
+                    stack.append((iter(children(statement)), node.name if isinstance(node, Func) else function))
                 continue
             if node.words or node.redirects:
                 words: list[str] = []

@@ -12,7 +12,7 @@ line (`| python3 -`, `|| true`, `2>&1 | tee log`, a second `<<B`) becomes part o
 from __future__ import annotations
 
 import re
-from typing import Iterator, NamedTuple
+from typing import Iterator, NamedTuple, cast
 
 from tree_sitter import Node
 
@@ -34,6 +34,8 @@ _BLANKS = re.compile(rb"(?<!\\)[ \t]")
 _BLANK_BYTES = frozenset(b" \t\r\n")
 
 
+Assign = tuple[str, bool, Word | None, tuple[Word, ...] | None]  # name, append, scalar value, array items
+
 # The syntax tree. A statement list is a tuple of these nodes, each a record (compared as a frozen dataclass,
 # built as one tuple: a script has hundreds).
 
@@ -43,70 +45,71 @@ class Simple(NamedTuple):
     has hundreds, each built as one tuple)."""
 
     line: int
-    assigns: tuple[tuple[str, bool, Word | None, tuple[Word, ...] | None], ...]  # name, append, scalar, array
+    assigns: tuple[Assign, ...]
     words: tuple[Word, ...]
     redirects: tuple[tuple[str, Word], ...] = ()  # (operator, target word), e.g. (">", file), ("<<", delimiter)
 
 
 @record
 class AndOr(NamedTuple):
-    first: object
-    rest: tuple[tuple[str, object], ...]  # ("&&" | "||", node)
+    first: Statement
+    rest: tuple[tuple[str, Statement], ...]  # ("&&" | "||", node)
 
 
 @record
 class Not(NamedTuple):
-    node: object
+    node: Statement
 
 
 @record
 class If(NamedTuple):
-    clauses: tuple[tuple[tuple, tuple], ...]  # (condition statements, body statements)
-    orelse: tuple
+    clauses: tuple[tuple[Statements, Statements], ...]  # (condition statements, body statements)
+    orelse: Statements
 
 
 @record
 class Case(NamedTuple):
     word: Word
-    items: tuple[tuple[tuple[Word, ...], tuple], ...]
+    items: tuple[tuple[tuple[Word, ...], Statements], ...]
 
 
 @record
 class Loop(NamedTuple):
-    body: tuple
+    body: Statements
 
 
 @record
 class Group(NamedTuple):
-    body: tuple
+    body: Statements
 
 
 @record
 class Func(NamedTuple):
     name: str
-    body: tuple
+    body: Statements
     line: int  # where the definition starts
     end: int  # the line of its last token
 
 
 Statement = Simple | AndOr | Not | If | Case | Loop | Group | Func
+Statements = tuple[Statement, ...]
 _END = object()
 
 
-def walk(nodes: tuple) -> Iterator[Statement]:
+def walk(nodes: Statements) -> Iterator[Statement]:
     """Every statement of `nodes` and every statement inside them, in order (without recursion: hostile
     scripts nest deep)."""
-    stack: list[Iterator] = [iter(nodes)]
+    stack: list[Iterator[Statement | None]] = [iter(nodes)]
     while stack:
         node = next(stack[-1], _END)
         if node is _END:
             stack.pop()
         elif node is not None:
-            yield node
-            stack.append(iter(children(node)))
+            yield cast(Statement, node)  # (neither the end nor None)
+            stack.append(iter(children(cast(Statement, node))))
 
 
-def children(node: Statement) -> tuple:
+def children(node: Statement) -> Statements:
     """The statements directly inside a compound command."""
     if isinstance(node, Simple):  # the most common: none
         return ()
@@ -138,7 +141,7 @@ class _Piece(NamedTuple):
     name: str = ""  # an assignment's variable
     append: bool = False
     items: tuple[Word, ...] | None = None  # an array assignment's items
-    node: object = None
+    node: Statement | None = None  # a compound command's
     joins: bool = True  # False for an operator of `[[ ]]` read as a word: nothing continues it
 
 
@@ -149,13 +152,13 @@ class Builder:
         self.src = src
         self.words = WordReader(src)
 
-    def statements(self, nodes: list[Node], depth: int) -> tuple:
-        out: list = []
+    def statements(self, nodes: list[Node], depth: int) -> Statements:
+        out: list[Statement] = []
         for node in nodes:
             out.extend(self.statement(node, depth))
         return tuple(out)
 
-    def statement(self, node: Node, depth: int) -> list:
+    def statement(self, node: Node, depth: int) -> list[Statement]:
         """The statements `node` is: usually one; none for a comment, several for a broken line."""
         kind = node.type
         if depth > MAX_DEPTH or kind in _SKIP or not node.is_named:
@@ -189,21 +192,21 @@ class Builder:
             return [self._function(node, depth)]
         if kind == "test_command":
             return self._tested(node)
-        pieces: list[_Piece] = []
+        pieces = []
         self._piece(node, pieces, depth)
         return self._assemble(pieces)
 
-    def one(self, node: Node | None, depth: int):
+    def one(self, node: Node | None, depth: int) -> Statement | None:
         """`node` as one statement (several made a group); None for nothing."""
         found = self.statement(node, depth) if node is not None else []
         return found[0] if len(found) == 1 else Group(tuple(found)) if found else None
 
-    def _body(self, node: Node | None, depth: int) -> tuple:
+    def _body(self, node: Node | None, depth: int) -> Statements:
         """The statements inside a `{ }`, `( )`, `do ... done` or the like."""
         return self.statements(node.children, depth + 1) if node is not None else ()
 
     # --- compound commands ---
-    def _and_or(self, node: Node, depth: int) -> AndOr | object | None:
+    def _and_or(self, node: Node, depth: int) -> Statement | None:
         """`a && b || c` (tree-sitter nests it to the left; read without recursion: a script may chain
         thousands)."""
         chain: list[tuple[str, Node]] = []
@@ -227,8 +230,8 @@ class Builder:
         return AndOr(first, tuple(rest)) if rest else first
 
     def _if(self, node: Node, depth: int) -> If:
-        clauses: list[tuple[tuple, tuple]] = []
-        orelse: tuple = ()
+        clauses: list[tuple[Statements, Statements]] = []
+        orelse: Statements = ()
         kids = node.children
         for part in (node, *(c for c in kids if c.type == "elif_clause")):
             cond: list[Node] = []
@@ -352,7 +355,7 @@ class Builder:
         last = out[-1] if out else None
         if piece.kind == "word" and last is not None and last.end == piece.start and last.word is not None \
                 and last.kind in ("word", "assign", "redir") and last.joins and piece.joins:
-            out[-1] = last._replace(end=piece.end, word=join(last.word, piece.word))
+            out[-1] = last._replace(end=piece.end, word=join(last.word, piece.word))  # type: ignore[arg-type]  # a word piece holds its word
         else:
             out.append(piece)
 
@@ -369,7 +372,7 @@ class Builder:
     def _assignment(self, node: Node, line: int) -> _Piece:
         name = node.child_by_field_name("name")
         if name is None or name.type != "variable_name":  # `a[1]=x`: an element, read as the word it is
-            parts: list = []
+            parts: list[Part] = []
             self.words.sequence(node, node.start_byte, node.end_byte, parts)
             return _Piece("word", line, node.start_byte, node.end_byte, Word(tuple(parts), line))
         start, end = node.start_byte, node.end_byte
@@ -387,8 +390,8 @@ class Builder:
                     self._add(items, _Piece("word", line, child.start_byte, child.end_byte,
                                             self.words.word(child)))
             return _Piece("assign", line, start, end, name=self.src.of_node(name), append=append,
-                          items=tuple(p.word for p in items))
-        parts: list = []
+                          items=tuple(p.word for p in items))  # type: ignore[misc]  # word pieces hold their words
+        parts = []
         if value is not None:
             self.words.sequence(node, end if after is None else after, end, parts)
         return _Piece("assign", line, start, end, Word(tuple(parts), line), name=self.src.of_node(name),
@@ -451,7 +454,7 @@ class Builder:
             else:
                 out.append(piece)
 
-    def _tested(self, node: Node) -> list:
+    def _tested(self, node: Node) -> list[Statement]:
         """A `[ ... ]` / `[[ ... ]]` / `(( ... ))` statement: the `Simple` `_test`'s pieces make, without them."""
         kids = node.children
         if kids and kids[0].type == "((":
@@ -495,18 +498,18 @@ class Builder:
                             False))
         return out
 
-    def _assemble(self, pieces: list[_Piece]) -> list:
+    def _assemble(self, pieces: list[_Piece]) -> list[Statement]:
         """Statements from pieces: `;`/`&` end one, `&&`/`||` chain pipelines, `|` chains commands."""
         if not any(piece.kind == "op" for piece in pieces):  # most commands: one, with no operator
             found = self._command(pieces) if pieces else []
             return [Group(tuple(found))] if len(found) > 1 else found
-        out: list = []
-        chain: list[tuple[str, object]] = []
-        pipe: list = []
+        out: list[Statement] = []
+        chain: list[tuple[str, Statement]] = []
+        pipe: list[Statement] = []
         cur: list[_Piece] = []
         pending = ""
 
-        def end_pipeline() -> object | None:
+        def end_pipeline() -> Statement | None:
             if cur:
                 pipe.extend(self._command(cur))
                 cur.clear()
@@ -543,32 +546,32 @@ class Builder:
         return out
 
     @staticmethod
-    def _command(pieces: list[_Piece]) -> list:
+    def _command(pieces: list[_Piece]) -> list[Statement]:
         """A simple command from its pieces (and any compound command met among them)."""
-        nodes: list = []
-        assigns: list = []
+        nodes: list[Statement] = []
+        assigns: list[Assign] = []
         words: list[Word] = []
         redirects: list[tuple[str, Word]] = []
         target_of: str | None = None
         for piece in pieces:
             if piece.kind == "node":
-                nodes.append(piece.node)
+                nodes.append(piece.node)  # type: ignore[arg-type]  # a node piece holds its statement
             elif piece.kind == "assign":
                 if piece.items is not None or not words:
                     assigns.append((piece.name, piece.append, piece.word, piece.items))
                 else:  # an argument of `export` / `local` ...: a word, as bash passes it
                     sign = Part("lit", piece.name + ("+=" if piece.append else "="))
-                    words.append(Word((sign, *piece.word.parts), piece.line))
+                    words.append(Word((sign, *piece.word.parts), piece.line))  # type: ignore[union-attr]  # (a scalar's)
             elif piece.kind == "redir":
                 if piece.word is None:
                     target_of = piece.op
                 else:
                     redirects.append((piece.op, piece.word))
             elif target_of is not None:
-                redirects.append((target_of, piece.word))
+                redirects.append((target_of, piece.word))  # type: ignore[arg-type]  # a word piece holds its word
                 target_of = None
             else:
-                words.append(piece.word)
+                words.append(piece.word)  # type: ignore[arg-type]  # a word piece holds its word
         if assigns or words:
             return [Simple(pieces[0].line, tuple(assigns), tuple(words), tuple(redirects)), *nodes]
         if len(nodes) == 1 and redirects:  # `! cmd 2>/dev/null`: tree-sitter-bash hangs them on the `!`

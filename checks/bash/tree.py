@@ -50,7 +50,8 @@ def nesting(data: bytes) -> int:
     if len(brackets) <= MAX_NESTING:
         return min(len(brackets), brackets.count(b"(") + brackets.count(b"{") + brackets.count(b"["))
     depths = list(map(sub, accumulate(brackets.translate(_STEPS)), count(1)))
-    return max(0, max(map(sub, depths, islice(accumulate(depths, min, initial=0), 1, None))))
+    deepest: int = max(map(sub, depths, islice(accumulate(depths, min, initial=0), 1, None)))
+    return max(0, deepest)
 
 
 def query(source: str) -> Query:

@@ -13,14 +13,21 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Callable, Iterable, NamedTuple
+from enum import Enum
+from typing import Callable, Generic, Iterable, NamedTuple, Sequence, TypeVar
 
 from .record import record
 from .builtins import PATTERN_OPS, UNKNOWN, arithmetic, pattern_op, pure_output, substitution_command
 from .words import Part, Word, is_name
 
 MAX_ALTS = 8  # candidates a value keeps
-UNSET = object()  # a variable that was `unset` (expands to "")
+
+
+class _Unset(Enum):
+    UNSET = "unset"
+
+
+UNSET = _Unset.UNSET  # a variable that was `unset` (expands to "")
 _INTEGER = re.compile(r"\s*-?\d+\s*")
 _POSITIONAL = frozenset({"@", "*", "#"})
 _KEY = re.compile(r"\"?\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9])\}\"?|\"?\$([A-Za-z_][A-Za-z0-9_]*|[0-9])\"?|([\w.+:/'\"-]+)")
@@ -47,6 +54,13 @@ class Token(NamedTuple):
         return self.values[0] if self.values else None
 
 
+# What a part expands to: a text, None (unknown), or an array's fields; a variable's candidate may also be UNSET.
+Value = str | None | tuple[Token, ...]
+Alt = Value | _Unset
+Piece = tuple[str, Value, bool, Part]  # (lit | val, value, quoted, the part): one candidate of one part
+E = TypeVar("E")  # what an evaluator looks variables up in
+T = TypeVar("T")
+
 Hole = Callable[[Part], "str | None"]  # what a part whose value is not known stands for; None: the word is unknown
 
 
@@ -63,38 +77,38 @@ def strict(part: Part) -> None:
     return None
 
 
-def dedupe(items: Iterable) -> tuple:
+def dedupe(items: Iterable[T]) -> tuple[T, ...]:
     if type(items) is tuple and len(items) <= 1:
         return items
-    out = []
+    out: list[T] = []
     for item in items:
         if item not in out:
             out.append(item)
     return tuple(out[:MAX_ALTS])
 
 
-class Evaluator:
+class Evaluator(Generic[E]):
     """Expands words over variables a subclass looks up (`lookup(env, name)`: a tuple of candidates)."""
 
     defaults = False  # whether a variable nobody passes takes the default the script gives it (`${X:-d}`)
     whole_args = False  # whether a pure `$(...)` needs every argument wholly known (else unknown parts are marked)
 
-    def lookup(self, env, name: str) -> tuple:
+    def lookup(self, env: E, name: str) -> tuple[Alt, ...]:
         raise NotImplementedError
 
-    def passed(self, env, name: str) -> bool:
+    def passed(self, env: E, name: str) -> bool:
         """Whether a variable may come from outside the script (a runner's or a function's argument)."""
         return True
 
-    def nested(self, env):
+    def nested(self, env: E) -> E | None:
         """The env the arguments of a `$(...)` are worked out in; None when too deep."""
         return env
 
-    def run_substitution(self, env, text: str) -> tuple:
+    def run_substitution(self, env: E, text: str) -> tuple[str | None, ...]:
         """Candidates of a `$(text)` that is not a pure builtin."""
         return (None,)
 
-    def param(self, env, part: Part, hole: Hole) -> tuple:
+    def param(self, env: E, part: Part, hole: Hole) -> tuple[Value, ...]:
         """Candidates of one parameter expansion."""
         name = part.name
         if part.op == "?" or not (is_name(name) or name.isdigit() or name in _POSITIONAL):
@@ -105,12 +119,12 @@ class Evaluator:
             if element != (None,):  # an associative array's element (`${TABLE[$MODEL_PREFIX]}`)
                 return dedupe(v for alt in element for v in self._apply_op(env, part._replace(subscript=""), alt, hole))
         alts = self.lookup(env, name)
-        out: list = []
+        out: list[Value] = []
         for alt in alts:
             out.extend(self._apply_op(env, part, alt, hole))
         return dedupe(out)
 
-    def _key(self, env, subscript: str) -> str | None:
+    def _key(self, env: E, subscript: str) -> str | None:
         """The key an associative array's subscript names: literal text, or one variable of one known text."""
         m = _KEY.fullmatch(subscript)
         if m is None:
@@ -120,11 +134,12 @@ class Evaluator:
         alts = self.lookup(env, m.group(1) or m.group(2))
         return alts[0] if len(alts) == 1 and type(alts[0]) is str and UNKNOWN not in alts[0] else None
 
-    def _apply_op(self, env, part: Part, alt, hole: Hole) -> list:
+    def _apply_op(self, env: E, part: Part, alt: Alt, hole: Hole) -> Sequence[Value]:
         if part.op == "#len":
             if isinstance(alt, tuple):
                 return [str(len(alt)) if part.subscript else str(len(alt[0].first or "")) if alt else "0"]
             return ["0" if alt is UNSET else None if alt is None or UNKNOWN in alt else str(len(alt))]
+        value: Value
         if isinstance(alt, tuple):  # an array
             if part.subscript in ("@", "*") or part.name in ("@", "*"):
                 value = alt
@@ -166,7 +181,7 @@ class Evaluator:
             return [""] if empty else self.text(env, part.arg, hole)
         return [""] if unset else self.text(env, part.arg, hole)  # "+"
 
-    def text(self, env, parts: tuple[Part, ...], hole: Hole) -> list:
+    def text(self, env: E, parts: tuple[Part, ...], hole: Hole) -> list[str | None]:
         """Candidates of a word read as one string (no field splitting)."""
         tokens = self.expand(env, Word(parts, 0), split=False, hole=hole)
         if len(tokens) == 1:
@@ -175,7 +190,7 @@ class Evaluator:
             return [""]
         return [" ".join(UNKNOWN if t.first is None else t.first for t in tokens)]
 
-    def arith(self, env, text: str) -> str | None:
+    def arith(self, env: E, text: str) -> str | None:
         """`$((...))` when every variable in it is a known integer; None otherwise."""
         def integer(name: str) -> str | None:
             alts = self.lookup(env, name)
@@ -185,7 +200,7 @@ class Evaluator:
 
         return arithmetic(text, integer)
 
-    def substitute(self, env, text: str) -> tuple:
+    def substitute(self, env: E, text: str) -> tuple[str | None, ...]:
         """Candidates of `$(text)`: the output of a pure builtin (`printf`, `echo`, `dirname`, `basename`), an
         unknown argument an unknown part of it (`%s` of it) or all of it; else `run_substitution`."""
         words = substitution_command(text)
@@ -201,9 +216,9 @@ class Evaluator:
         out = [pure_output(list(combo)) for combo in itertools.islice(itertools.product(*candidates), MAX_ALTS)]
         return dedupe(None if o is None or UNKNOWN in o and not o.strip(UNKNOWN) else o for o in out) or (None,)
 
-    def expand(self, env, word: Word, split: bool = True, hole: Hole = mark) -> list[Token]:
+    def expand(self, env: E, word: Word, split: bool = True, hole: Hole = mark) -> list[Token]:
         """The fields of `word`; when branches left candidates, one Token per field with every candidate."""
-        per_part: list[tuple] = []
+        per_part: list[tuple[Piece, ...]] = []
         single = True  # every part has one candidate: the word has one expansion
         lits: list[Part] = []  # literal parts not yet added: a run of them is one piece of text (`\"` is a part)
         for p in word.parts:
@@ -244,7 +259,7 @@ class Evaluator:
         return merged
 
 
-def _literal_run(lits: list[Part]) -> tuple:
+def _literal_run(lits: list[Part]) -> tuple[Piece, ...]:
     """The one candidate of consecutive literal parts, as `_fields` reads it: their text, quoted if any is.
     Not only faster: a word of many parts (`a\\ b\\ c...`, each escape a part) with branching candidates
     would otherwise be copied part by part into each of its MAX_ALTS combinations."""
@@ -253,7 +268,7 @@ def _literal_run(lits: list[Part]) -> tuple:
     return (("lit", "".join(p.text for p in lits), any(p.quoted for p in lits), lits[0]),)
 
 
-def _fields(combo: list, line: int, split: bool, hole: Hole) -> list[Token]:
+def _fields(combo: list[Piece], line: int, split: bool, hole: Hole) -> list[Token]:
     """Fields of one candidate expansion of a word (bash field splitting of unquoted values)."""
     if len(combo) == 1 and combo[0][0] == "val" and isinstance(combo[0][1], tuple):
         return list(combo[0][1])  # "${ARR[@]}" alone: its fields, with the lines they were written on
@@ -270,7 +285,7 @@ def _fields(combo: list, line: int, split: bool, hole: Hole) -> list[Token]:
 
     for kind, value, quoted, part in combo:
         if kind == "lit":
-            cur.append(value)
+            cur.append(value)  # type: ignore[arg-type]  # a literal's value is its text (`_literal_run`)
             present = present or quoted
         elif value is None:
             stand_in = hole(part)

@@ -89,7 +89,7 @@ def assignment(word: Word) -> tuple[str, bool, Word] | None:
     argument of a declaration builtin (`export X=1`)."""
     first = word.parts[0] if word.parts else None
     m = _ASSIGN.match(first.text) if first is not None and first.kind == "lit" and not first.quoted else None
-    if m is None:
+    if m is None or first is None:
         return None
     rest = first.text[m.end():]
     value = ((first._replace(text=rest),) if rest else ()) + word.parts[1:]
@@ -121,7 +121,7 @@ def _dollars(parts: tuple[Part, ...]) -> tuple[Part, ...]:
         p, nxt = parts[i], parts[i + 1] if i + 1 < len(parts) else None
         m = _AFTER_DOLLAR.match(nxt.text) if nxt is not None and nxt.kind == "lit" and not nxt.quoted \
             and p.kind == "lit" and not p.quoted and p.text.endswith("$") else None
-        if m is None:
+        if m is None or nxt is None:
             out.append(p)
             i += 1
             continue

@@ -98,7 +98,7 @@ class _Worker:
 
     kind: str  # "decode" | "aggregated": its engine-args role and its name in messages
     pool: str  # srt-slurm's resources prefix: "decode" | "agg"
-    words: re.Pattern  # what a comment says to be about it
+    words: re.Pattern[str]  # what a comment says to be about it
 
     @property
     def env(self) -> str:
@@ -163,8 +163,10 @@ def _missing_variable(recipe: Recipe, worker: _Worker, size: int, gpn: int) -> I
 
 def _worker_lines(recipe: Recipe, worker: _Worker) -> list[tuple[int, int]]:
     """Line ranges that are about the worker: its environment and its engine arguments."""
-    ranges = []
+    ranges: list[tuple[int, int]] = []
     backend = recipe.section("backend")
+    if backend is None:
+        return ranges
     env = recipe.section("backend", worker.env)
     if env is not None:
         ranges.append(span(env, backend.line_of(worker.env)))

@@ -44,6 +44,7 @@ from typing import Iterator
 from ..context import Context
 from ..result import Finding, Severity
 from ..hardware import CPU_CORES, GRACE_SKUS, known_sku
+from ..yamlload import LineDict
 from .recipes import Recipe, as_int, changed_recipes, entries_naming, option
 
 ID = "recipe-cpus-per-task"
@@ -54,9 +55,10 @@ def check(ctx: Context) -> Iterator[Finding]:
     for rec in changed_recipes(ctx):
         if not rec.flat:
             continue
-        found = option(rec.section("sbatch_directives"), "cpus-per-task")
+        sbatch = rec.section("sbatch_directives")
+        found = option(sbatch, "cpus-per-task")
         requested = as_int(found[1]) if found else None
-        if requested is None:
+        if requested is None or found is None or sbatch is None:  # (`found` in `sbatch`, when it is a number)
             continue
         known = [(CPU_CORES[sku], sku, source) for sku, source in _skus(ctx, rec) if sku in CPU_CORES]
         if not known:
@@ -64,7 +66,7 @@ def check(ctx: Context) -> Iterator[Finding]:
         cores, sku, source = min(known)
         if requested > cores:
             arch = "Grace" if sku in GRACE_SKUS else "x86"
-            yield Finding(rec.path, rec.section("sbatch_directives").line_of(found[0]), ID, SEVERITY,
+            yield Finding(rec.path, sbatch.line_of(found[0]), ID, SEVERITY,
                           f"cpus-per-task {requested} exceeds the {cores} cores of a {sku} node ({arch}, {source}); "
                           f"request at most {cores}")
 
@@ -78,7 +80,7 @@ def _skus(ctx: Context, rec: Recipe) -> list[tuple[str, str]]:
         if sku:
             out.append((sku, f"runner {runner} of {key}"))
     if not out:
-        sku = known_sku((rec.section("resources") or {}).get("gpu_type"))
+        sku = known_sku((rec.section("resources") or LineDict()).get("gpu_type"))
         if sku:
             out.append((sku, f"resources.gpu_type {sku}"))
     return out

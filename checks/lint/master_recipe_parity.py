@@ -80,7 +80,7 @@ from typing import Any, Iterator
 
 from .. import launchers, runs
 from ..context import Context
-from ..evidence import MISSING
+from ..evidence import Missing
 from ..result import Finding, Severity
 from ..yamlload import LineDict
 from .recipes import PointRef, Recipe, as_int, is_changed, linked_points, named_by_changes, option, recipe
@@ -97,7 +97,7 @@ def check(ctx: Context) -> Iterator[Finding]:
     # (anchor path, line, problem, fix) -> the lines on the other side, so one
     # recipe line named by several points is reported once.
     grouped: dict[tuple[str, int, Severity, str, str], list[str]] = {}
-    if any(ctx.need.file("head", path) is MISSING for path in named_by_changes(ctx)):
+    if any(isinstance(ctx.need.file("head", path), Missing) for path in named_by_changes(ctx)):
         for path in ctx.policy.runners_configs:  # a recipe still to read may alias its container: ask now
             ctx.need.file("head", path)
     for p in linked_points(ctx):
@@ -139,7 +139,7 @@ def _mismatches(ctx: Context, p: PointRef, rec: Recipe) -> Iterator[_Mismatch]:
             yield from _engine(rec, block, role, master)
     decode = p.point.get("decode")
     workers = as_int(decode.get("num-worker")) if aggregated and isinstance(decode, LineDict) else None
-    if workers:
+    if workers and isinstance(decode, LineDict):
         yield (rec.line_of("resources", "agg_workers"), decode.line_of("num-worker"),
                f"decode num-worker {workers} in the master config, but the recipe is aggregated (agg_workers, no "
                f"decode pool)", "set the master's decode num-worker to 0 (the aggregated workers also decode)",
@@ -155,7 +155,7 @@ def _is_aggregated(resources: LineDict) -> bool:
 
 def _alias(p: PointRef, rec: Recipe) -> tuple[str, str] | None:
     """(recipe container, master image) when they differ, else None (`#` and `/` are one registry separator)."""
-    image, container = p.entry.get("image"), (rec.section("model") or {}).get("container")
+    image, container = p.entry.get("image"), (rec.section("model") or LineDict()).get("container")
     if not isinstance(image, str):
         return None
     image, container = image.strip(), str(container or "").strip()
@@ -195,10 +195,11 @@ def _resources(p: PointRef, rec: Recipe, resources: LineDict, pool: str, master:
     accepted = {workers}
     if aggregated_role and workers:  # the master may count data-parallel engine replicas as workers
         dp = option(rec.engine_args(aggregated_role), "data-parallel-size", "dp-size", "dp")
-        if dp and as_int(dp[1]):
-            accepted.add(workers * as_int(dp[1]))
+        if dp and (size := as_int(dp[1])):
+            accepted.add(workers * size)
     if wanted is not None and wanted not in accepted:
-        replicas = f" (or {max(accepted)} data-parallel replicas)" if len(accepted) > 1 else ""
+        replicas = f" (or {max(a for a in accepted if a is not None)} data-parallel replicas)" \
+            if len(accepted) > 1 else ""
         yield (rec.line_of("resources", f"{pool}_workers"), master.line_of("num-worker"),
                f"{'prefill' if aggregated_role else pool} num-worker {wanted} in the master config but "
                f"{pool}_workers {workers}{replicas} in the recipe", "make the worker counts agree", SEVERITY)

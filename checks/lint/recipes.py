@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 from .. import changelog, runs
 from ..context import Context
-from ..evidence import MISSING
+from ..evidence import Missing
 from ..hardware import GPUS_PER_NODE, known_sku
 from ..masterconfig import MasterConfig
 from ..recipe_index import recipe_index
@@ -127,12 +127,12 @@ class Recipe:
     @property
     def gpus_per_node(self) -> int | None:
         """`resources.gpus_per_node`, else the SKU's from `gpu_type`; None when neither is known."""
-        resources = self.section("resources") or {}
+        resources = self.section("resources") or LineDict()
         return as_int(resources.get("gpus_per_node")) or GPUS_PER_NODE.get(known_sku(resources.get("gpu_type")) or "")
 
     def gpus_per_worker(self, role: str) -> int | None:
         """GPUs of one `role` (prefill|decode) worker, as srt-slurm computes it when not explicit."""
-        resources = self.section("resources") or {}
+        resources = self.section("resources") or LineDict()
         explicit = as_int(resources.get(f"gpus_per_{role}"))
         if explicit is not None:
             return explicit
@@ -150,8 +150,8 @@ class Recipe:
             return None
         for name in ("sglang_config", "vllm_config", "trtllm_config"):
             section = backend.get(name)
-            if isinstance(section, LineDict) and isinstance(section.get(role), LineDict):
-                return section[role]
+            if isinstance(section, LineDict) and isinstance(args := section.get(role), LineDict):
+                return args
         return None
 
 
@@ -171,7 +171,7 @@ class PointRef:
 
 def _recipe(ctx: Context, path: str) -> Recipe | None:
     text = ctx.need.file("head", path)
-    if text is None or text is MISSING:
+    if text is None or isinstance(text, Missing):
         return None
     try:
         return Recipe(path, text, ctx.yaml(text), None)

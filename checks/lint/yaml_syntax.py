@@ -72,7 +72,9 @@ def check(ctx: Context) -> Iterator[Finding]:
 
 def _new_entries(ctx: Context) -> Iterator[Finding]:
     diff = changelog_diff(ctx)
-    for entry in diff.new if diff else ():
+    if diff is None:
+        return
+    for entry in diff.new:
         try:
             _ = entry.data  # parsed once, cached for the changelog rules
         except YamlProblem as problem:
@@ -109,7 +111,7 @@ def _without_aliases(text: str) -> str:
 
 def _parse(text: str) -> None:
     """Run libyaml's parser over `text`, raising its first error; no event reaches Python."""
-    loader = _Loader(text)
+    loader = yaml.CSafeLoader(text)  # (called only when libyaml is there: `problem_of`)
     try:
         loader.raw_parse()
     finally:
@@ -122,7 +124,8 @@ def _undefined_alias(text: str) -> YamlProblem | None:
     for event in yaml.parse(text, Loader=_Loader):
         if isinstance(event, yaml.AliasEvent):
             if event.anchor not in anchors:
-                return YamlProblem(event.start_mark.line + 1, f"found undefined alias {event.anchor!r}")
+                return YamlProblem(event.start_mark.line + 1,  # type: ignore[union-attr]  # libyaml marks every event
+                                   f"found undefined alias {event.anchor!r}")
         elif isinstance(event, yaml.NodeEvent) and event.anchor is not None:
             anchors.add(event.anchor)
         elif isinstance(event, yaml.DocumentStartEvent) and anchors:
