@@ -16,6 +16,7 @@ PURE_STDLIB = {
     "__future__", "ast", "bisect", "collections", "dataclasses", "datetime", "difflib", "enum", "fnmatch",
     "functools", "hashlib", "itertools", "json", "math", "operator", "posixpath", "re", "shlex", "sys",
     "traceback", "types", "typing", "urllib",
+    "threading",  # a tree-sitter parser per thread (checks/bash/tree.py): a thread-local, no I/O
 }
 PARSERS = {"yaml", "tree_sitter", "tree_sitter_bash", "markdown_it"}
 CLOCK_CALLS = {"now", "today", "utcnow", "time", "monotonic", "perf_counter", "getenv"}
