@@ -28,7 +28,8 @@ App's stop is started again and counted (`signoff_bot_worker_restarts_total`);
 The reconcile pass also records the deliveries the database refused (kept by
 the server in `Refused`, since GitHub does not retry a 503), and re-verifies
 their PRs even when the head already has a verdict, and every head whose last
-verification could not complete (verdict INCOMPLETE).
+verification could not complete (verdict INCOMPLETE) or was skipped while the
+PR, open and ready now, was closed or a draft (SKIPPED).
 """
 
 from __future__ import annotations
@@ -308,8 +309,8 @@ class Refused:
 
 class Reconciler:
     """GitHub does not redeliver failed webhooks: periodically record the deliveries the database refused,
-    and queue every open PR whose head has no verdict, or whose last verification there could not complete
-    (INCOMPLETE), or whose delivery was refused."""
+    and queue every open, ready PR whose head has no verdict, or whose last verification there could not
+    complete (INCOMPLETE) or was skipped (SKIPPED: a draft then), or whose delivery was refused."""
 
     def __init__(self, settings: Settings, store: Store, clients: Clients, refused: Refused | None = None):
         self.settings = settings
@@ -368,6 +369,7 @@ class Reconciler:
         return queued
 
     async def _unsettled(self, repo: str, pr: int, head_sha: str) -> bool:
-        """Whether the head has no verdict, or its last verification could not complete."""
+        """Whether the open, ready PR's head has no verdict, or its last verification could not complete, or
+        was skipped (the PR was closed or a draft then, and the event that it no longer is was lost)."""
         verdict = await asyncio.to_thread(self.store.verdict_for, repo, pr, head_sha)
-        return verdict is None or verdict["label"] is Outcome.INCOMPLETE
+        return verdict is None or verdict["label"] in (Outcome.INCOMPLETE, Outcome.SKIPPED)

@@ -181,6 +181,10 @@ def test_a_failure_leaves_the_head_incomplete_and_reconcile_verifies_it_again(st
     assert run(reconciler._unsettled(REPO, 1, head))
     store.inner.record_verdict(REPO, 1, head, "PASS")
     assert not run(reconciler._unsettled(REPO, 1, head))
+    store.inner.record_verdict(REPO, 1, head, "SKIPPED")  # a draft then; reconcile lists only ready PRs
+    assert run(reconciler._unsettled(REPO, 1, head))
+    store.inner.record_verdict(REPO, 1, head, "INTERNAL_ERROR")  # our bug: not run again and again
+    assert not run(reconciler._unsettled(REPO, 1, head))
     assert not store.inner.fail(job, "w1", "again")  # no lease held: nothing recorded
 
 
