@@ -43,6 +43,7 @@ from checks import commands as command_rules
 from checks import signoff, standing
 from checks.policy import Policy
 from checks.registry import LINT
+from checks.result import JobFacts, Outcome, job_outcome
 from checks.snapshot import Comment, Snapshot
 
 from .files import decode_text
@@ -358,37 +359,50 @@ class JobRunner:
         snap, verdict = done.snapshot, done.verdict
         for row in verdict.rows:
             if row.internal_error:  # a bug of ours: its row failed closed; here is where it raised
+                self.metrics.internal_errors.labels("rule").inc()
                 log.error(f"check {row.number} ({row.name}) raised; its row fails closed\n{row.internal_error}",
                           extra={"repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha, "job": job.id})
         publisher = Publisher(gh, job.repo, self.settings.bot_login, gatherer.owned_check_runs)
-        if snap.pr.state != "open" or snap.pr.draft:
-            await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "SKIPPED")
+        # The facts `job_outcome` decides by, each read only where the one before leaves it to decide.
+        ready = snap.pr.state == "open" and not snap.pr.draft
+        fresh: standing.Freshness | None = None
+        content = ""  # what the sign-off vouches for: read once there is one
+        if ready:
+            records = await self._records(gatherer, snap, job.payload.get("before"))
+            if verdict.signoff is not None:
+                content = standing.content(snap)
+                fresh = await asyncio.to_thread(self._freshness, job, snap, verdict.signoff, content, records)
+                if not fresh.needs_signoff:
+                    verdict = acceptance.apply(verdict, [a for a in verdict.acceptances if not a.problem and (
+                        await asyncio.to_thread(self._freshness, job, snap, a.comment, content, records,
+                                                "acceptance")).fresh])
+        outcome = job_outcome(JobFacts(ready=ready, signed=verdict.signoff is not None,
+                                       needs_signoff=fresh is not None and fresh.needs_signoff,
+                                       verdict=verdict.outcome))
+        if outcome is Outcome.SKIPPED:
+            await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, outcome)
             return
-        records = await self._records(gatherer, snap, job.payload.get("before"))
-        if verdict.signoff is None:
+        if outcome is Outcome.NO_SIGNOFF:
             await publisher.check_run(snap.pr.head_sha, CHECK_NAME, None, "Awaiting a CODEOWNER sign-off",
                                       f"No comment starting with \"{verdict.policy.signoff_phrase}\" yet.",
                                       status="queued", record=await self._record(job, snap))
-            await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "NO_SIGNOFF")
+            await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, outcome)
             return
-        content = standing.content(snap)
-        fresh = await asyncio.to_thread(self._freshness, job, snap, verdict.signoff, content, records)
-        if fresh.needs_signoff:
+        if outcome is Outcome.STALE:
+            assert fresh is not None  # STALE is decided by the sign-off's freshness
             await publisher.check_run(snap.pr.head_sha, CHECK_NAME, "action_required", "A fresh sign-off is needed",
                                       fresh.reason, details_url=snap.pr.url, record=await self._record(job, snap))
-            await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, "STALE")
+            await asyncio.to_thread(self.store.record_verdict, job.repo, job.pr, snap.pr.head_sha, outcome)
             return
-        verdict = acceptance.apply(verdict, [a for a in verdict.acceptances if not a.problem and (
-            await asyncio.to_thread(self._freshness, job, snap, a.comment, content, records, "acceptance")).fresh])
         current = await self._pull(gh, job.repo, job.pr, fresh=True)
         # A push landed while verifying: the result belongs to the old head only; the sticky comment waits.
         sticky = current.head.sha == snap.pr.head_sha
         if not await asyncio.to_thread(self.store.heartbeat, job, job.owner, self.settings.lease_seconds):
             raise LeaseLost(f"job {job.id}: another worker holds the lease; this verdict is not published")
         published = await publisher.verdict(snap, verdict, sticky=sticky, record=await self._record(job, snap))
-        decided = await asyncio.to_thread(self.store.record_decision, job, snap.pr.head_sha, verdict.label, content, {
+        decided = await asyncio.to_thread(self.store.record_decision, job, snap.pr.head_sha, outcome, content, {
             "delivery": job.payload.get("delivery"), "repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
-            "inputs_digest": await self.checks.digest(snap), "verdict": verdict.label,
+            "inputs_digest": await self.checks.digest(snap), "verdict": outcome.value,
             "published": {**_published_record(published, job.payload.get("reason", ""), job.id),
                           **({"accepted": accepted} if (accepted := [
                               {"row": r.number, "by": r.accepted_by, "reason": r.reason}
@@ -400,7 +414,7 @@ class JobRunner:
             return
         self.metrics.verification_seconds.observe(time.monotonic() - started)
         log.info("verified", extra={"repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
-                                    "verdict": verdict.label, "job": job.id})
+                                    "verdict": outcome.value, "job": job.id})
 
     async def _records(self, gatherer: Gatherer, snap: Snapshot, before: str | None) -> list[standing.Record]:
         """The App's records on the PR's commits and on the head a push replaced (gone after a force push);

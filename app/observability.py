@@ -138,6 +138,12 @@ class Metrics:
                                               buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120))
         self.jobs = Counter("signoff_bot_jobs_total", "Jobs finished by kind and outcome", ["kind", "outcome"],
                             registry=self.registry)
+        self.internal_errors = Counter("signoff_bot_internal_errors_total",
+                                       "Our own bugs, logged with their tracebacks: a job's exception (the job "
+                                       "ends with an internal error) or a rule's (its row fails closed)",
+                                       ["where"], registry=self.registry)
+        for where in ("job", "rule"):  # shown at 0 from the start, so that an alert sees the first one
+            self.internal_errors.labels(where)
         self.worker_restarts = Counter("signoff_bot_worker_restarts_total",
                                        "Workers started again after they stopped (a bug escaped them)",
                                        registry=self.registry)

@@ -31,7 +31,10 @@ Guarantees the rest of the app relies on:
 - a job's outcome is recorded only by the worker holding its lease (`complete`,
   `retry`, `fail`, `record_decision` check it in the transaction that records
   the outcome, and say whether they did); a verification that could not
-  complete leaves its head's verdict INCOMPLETE, which reconcile verifies again.
+  complete leaves its head's verdict INCOMPLETE, which reconcile verifies again;
+- a head's verdict is a `checks.result.Outcome`, written as its value and read
+  back as the Outcome; "verified before" (`last_verdict`) counts only the
+  outcomes that judged a sign-off (`Outcome.verified`), not a skipped draft.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
 
+from checks.result import VERIFIED, Outcome
+
 CHECKPOINT_EVERY = 200  # writes between two WAL checkpoints
 ROWS_PER_STATEMENT = 64  # of a multi-row INSERT (SQLite binds at most 32,766 values in one)
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -64,7 +69,6 @@ BUSY_SECONDS = 30.0  # how long an SQLite statement waits for another connection
 BUSY_FIRST_SLEEP = 0.0001
 BUSY_MAX_SLEEP = 0.001
 PROBE_SECONDS = 2.0  # how long the readiness probe's connection waits for a lock before it says "not ready"
-INCOMPLETE = "INCOMPLETE"  # the verdict label of a head whose verification could not complete
 T = TypeVar("T")
 
 # Version n is SQLITE_MIGRATIONS[n - 1]; a database's PRAGMA user_version counts those it has.
@@ -146,6 +150,15 @@ RUNNABLE = """((j.state = 'queued' AND j.not_before <= ?) OR (j.state = 'running
                               AND r.state = 'running' AND r.lease_until > ?)"""
 
 
+_VERIFIED_LABELS = tuple(sorted(o.value for o in VERIFIED))  # what `last_verdict` counts as verified before
+_VERIFIED_MARKS = ",".join("?" * len(_VERIFIED_LABELS))
+
+
+def _verdict_row(row) -> dict:
+    """A verdicts row as a dict, its stored label read back as the Outcome it was written from."""
+    return {**dict(row), "label": Outcome(row["label"])}
+
+
 class _Rejected(Exception):
     """A statement of a batch of deliveries failed with `error` (the transaction is rolled back)."""
 
@@ -217,16 +230,17 @@ class Store(Protocol):
     def complete(self, job: Job, owner: str) -> bool: ...
     def retry(self, job: Job, owner: str, delay: float, error: str, rate_limited: bool = False,
               excused: float = 0.0) -> bool: ...
-    def fail(self, job: Job, owner: str, error: str, head_sha: str | None = None) -> bool: ...
+    def fail(self, job: Job, owner: str, error: str, head_sha: str | None = None,
+             outcome: Outcome = Outcome.INCOMPLETE) -> bool: ...
     def queue_depth(self) -> int: ...
-    def record_verdict(self, repo: str, pr: int, head_sha: str, label: str, fingerprint: str = "") -> None: ...
+    def record_verdict(self, repo: str, pr: int, head_sha: str, label: Outcome, fingerprint: str = "") -> None: ...
     def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None: ...
     def pin_signoff(self, repo: str, pr: int, signoff: str, fingerprint: str, head_sha: str) -> dict: ...
     def signoff_pin(self, repo: str, pr: int, signoff: str) -> dict | None: ...
     def pins(self, repo: str, pr: int) -> list[dict]: ...
     def last_verdict(self, repo: str, pr: int) -> dict | None: ...
     def append_audit(self, record: dict[str, Any]) -> None: ...
-    def record_decision(self, job: Job, head_sha: str, label: str, fingerprint: str,
+    def record_decision(self, job: Job, head_sha: str, label: Outcome, fingerprint: str,
                         audit: dict[str, Any]) -> bool: ...
     def audit(self, repo: str | None = None, pr: int | None = None) -> list[dict]: ...
     def ping(self) -> None: ...
@@ -366,10 +380,10 @@ class SqlStore(abc.ABC):
             (now + lease_seconds, now, job.id, owner)).rowcount))
 
     def _finish(self, job: Job, owner: str, state: str, error: str | None, not_before: float | None = None,
-                waited: float = 0.0, head_sha: str | None = None) -> bool:
+                waited: float = 0.0, head_sha: str | None = None, outcome: Outcome = Outcome.INCOMPLETE) -> bool:
         """End a run of `job` if `owner` still holds its lease (False, and nothing written, if it does not);
         `waited` > 0: it waits that long without it being a failed try; `head_sha`: the head whose
-        verification could not complete, left INCOMPLETE in the same transaction."""
+        verification could not complete, its verdict `outcome` in the same transaction."""
         now = self.clock()
         end = ("UPDATE jobs SET state=?, last_error=?, not_before=coalesce(?, not_before), lease_owner=NULL, "
                "lease_until=NULL, updated_at=?, waited=waited+?, attempts=attempts-? "
@@ -383,7 +397,7 @@ class SqlStore(abc.ABC):
                     ended = db.execute("SELECT 1 FROM jobs WHERE id=? AND state='done'", (job.id,)).fetchone() \
                         is not None
                 if ended and head_sha:
-                    self._verdict(db, job.repo, job.pr, head_sha, INCOMPLETE, "", now)
+                    self._verdict(db, job.repo, job.pr, head_sha, outcome, "", now)
                 return ended
             db.execute("SAVEPOINT requeue")
             try:
@@ -409,10 +423,12 @@ class SqlStore(abc.ABC):
         waited = (delay if rate_limited else 0.0) + excused
         return self._finish(job, owner, "queued", error, self.clock() + delay, waited)
 
-    def fail(self, job: Job, owner: str, error: str, head_sha: str | None = None) -> bool:
+    def fail(self, job: Job, owner: str, error: str, head_sha: str | None = None,
+             outcome: Outcome = Outcome.INCOMPLETE) -> bool:
         """End the job failed, if `owner` holds its lease. `head_sha`: the PR head whose check run is to say
-        the verification could not complete: its verdict becomes INCOMPLETE (reconcile verifies it again)."""
-        return self._finish(job, owner, "failed", error, head_sha=head_sha)
+        the verification could not complete: its verdict becomes `outcome`, INCOMPLETE (reconcile verifies
+        it again) or INTERNAL_ERROR (our bug: not run again)."""
+        return self._finish(job, owner, "failed", error, head_sha=head_sha, outcome=outcome)
 
     def queue_depth(self) -> int:
         return self._read("SELECT count(*) AS n FROM jobs WHERE state IN ('queued', 'running')")[0]["n"]
@@ -423,15 +439,16 @@ class SqlStore(abc.ABC):
 
     # --- verdicts and audit ---------------------------------------------------------------
 
-    def record_verdict(self, repo: str, pr: int, head_sha: str, label: str, fingerprint: str = "") -> None:
+    def record_verdict(self, repo: str, pr: int, head_sha: str, label: Outcome, fingerprint: str = "") -> None:
         now = self.clock()
         self._tx(lambda db: self._verdict(db, repo, pr, head_sha, label, fingerprint, now))
 
     @staticmethod
-    def _verdict(db, repo: str, pr: int, head_sha: str, label: str, fingerprint: str, now: float) -> None:
+    def _verdict(db, repo: str, pr: int, head_sha: str, label: Outcome, fingerprint: str, now: float) -> None:
         db.execute("INSERT INTO verdicts (repo, pr, head_sha, label, fingerprint, at) VALUES (?,?,?,?,?,?) "
                    "ON CONFLICT (repo, pr, head_sha) DO UPDATE SET label=excluded.label, "
-                   "fingerprint=excluded.fingerprint, at=excluded.at", (repo, pr, head_sha, label, fingerprint, now))
+                   "fingerprint=excluded.fingerprint, at=excluded.at",
+                   (repo, pr, head_sha, Outcome(label).value, fingerprint, now))
 
     def pin_signoff(self, repo: str, pr: int, signoff: str, fingerprint: str, head_sha: str) -> dict:
         """The content `signoff` was first verified on: recorded now if this is its first verification."""
@@ -456,13 +473,16 @@ class SqlStore(abc.ABC):
                                             (repo, pr))]
 
     def verdict_for(self, repo: str, pr: int, head_sha: str) -> dict | None:
+        """The head's verdict row, its `label` an Outcome."""
         rows = self._read("SELECT * FROM verdicts WHERE repo=? AND pr=? AND head_sha=?", (repo, pr, head_sha))
-        return dict(rows[0]) if rows else None
+        return _verdict_row(rows[0]) if rows else None
 
     def last_verdict(self, repo: str, pr: int) -> dict | None:
-        rows = self._read("SELECT * FROM verdicts WHERE repo=? AND pr=? AND label != 'NO_SIGNOFF' "
-                          "ORDER BY at DESC LIMIT 1", (repo, pr))
-        return dict(rows[0]) if rows else None
+        """The PR's latest verdict that judged a sign-off (`Outcome.verified`): None when none did, however
+        many heads were skipped (a draft), waited for a sign-off or could not complete."""
+        rows = self._read(f"SELECT * FROM verdicts WHERE repo=? AND pr=? AND label IN ({_VERIFIED_MARKS}) "
+                          "ORDER BY at DESC LIMIT 1", (repo, pr, *_VERIFIED_LABELS))
+        return _verdict_row(rows[0]) if rows else None
 
     def append_audit(self, record: dict[str, Any]) -> None:
         now = self.clock()
@@ -475,7 +495,7 @@ class SqlStore(abc.ABC):
                    (now, record.get("delivery"), record["repo"], record["pr"], record["head_sha"],
                     record["inputs_digest"], record["verdict"], json.dumps(record.get("published", {}), sort_keys=True)))
 
-    def record_decision(self, job: Job, head_sha: str, label: str, fingerprint: str,
+    def record_decision(self, job: Job, head_sha: str, label: Outcome, fingerprint: str,
                         audit: dict[str, Any]) -> bool:
         """Record a verification's verdict and audit record and end its job `done`, in one transaction,
         if the job's worker still holds its lease. False when it lost the lease: the job runs again

@@ -30,8 +30,9 @@ from pathlib import Path
 from githubkit import GitHub
 
 from checks import standing
+from checks import result
 from checks.policy import CONFIG_PATH
-from checks.result import Verdict
+from checks.result import JobFacts, Verdict, job_outcome
 from checks.rule import Rule
 from checks.snapshot import Snapshot
 
@@ -210,7 +211,7 @@ class Result:
 
     repo: str
     pr: int
-    recorded: str  # the App's record: a verdict label, NO_SIGNOFF, STALE (a fresh sign-off is needed), SKIPPED
+    recorded: str  # the App's record (an Outcome's value: a verdict's, NO_SIGNOFF, STALE, SKIPPED), or UNKNOWN
     snapshot: Snapshot | None = None
     verdict: Verdict | None = None
     writes: list[str] = field(default_factory=list)
@@ -247,8 +248,8 @@ async def run_jobs(acc: Access, specs: list[JobSpec], before: Sequence[tuple[str
     with tempfile.TemporaryDirectory(prefix="signoff-bot-verify-") as tmp:
         store = SqliteStore(str(Path(tmp) / "verify.db"))
         try:
-            for repo, pr in before:
-                store.record_verdict(repo, pr, "", "UNKNOWN")
+            for repo, pr in before:  # presumed verified before: a verdict on no head ("" is none) says so
+                store.record_verdict(repo, pr, "", result.Outcome.REJECTED)
             settings = Settings(app_id=0, private_key="", webhook_secret="", bot_login=acc.bot_login,
                                 config_path=config)
             checks = Recording()
@@ -270,7 +271,8 @@ async def run_jobs(acc: Access, specs: list[JobSpec], before: Sequence[tuple[str
 def _result(store: SqliteStore, checks: Recording, repo: str, pr: int) -> Result:
     done = checks.last.get(pr)
     head = done.snapshot.pr.head_sha if done else ""
-    recorded = (store.verdict_for(repo, pr, head) or {}).get("label", "UNKNOWN")
+    verdict = store.verdict_for(repo, pr, head) if done else None  # (not the presumed one on no head)
+    recorded = verdict["label"].value if verdict else "UNKNOWN"
     writes: list[str] = []
     audit = store.audit(repo, pr)
     if recorded not in NOT_A_VERDICT and audit:
@@ -286,20 +288,20 @@ async def dry_run(acc: Access, repo: str, number: int, config: str = CONFIG_PATH
     """Gather and check as the App does; publish nothing. What the verify job would record: SKIPPED for a
     closed or draft PR, NO_SIGNOFF without a sign-off, STALE when a fresh one is needed (it posts no verdict
     then), else the verdict."""
-    outcome = await verify(acc.gh, repo, number, utc_now(), acc.bot_login, publish=False, config_path=config)
-    snap, verdict = outcome.snapshot, outcome.verdict
-    if snap.pr.state != "open" or snap.pr.draft:
-        return Result(repo, number, "SKIPPED", snap, verdict)
-    if verdict.signoff is None:
-        return Result(repo, number, "NO_SIGNOFF", snap, verdict)
-    # whether the sign-off still vouches for this diff, by the records in the verifier's check runs on the
-    # PR's commits (the verify job reads the same, and its database's pin, which a dry run has none of)
-    texts = (c.record for c in snap.check_runs if c.record)
-    records = [r for r in map(standing.Record.from_json, texts) if r is not None and r.pr == number]
-    fresh = standing.decide(verdict.signoff, standing.content(snap), snap.pr.head_sha, None, records)
-    if fresh.needs_signoff:
-        return Result(repo, number, "STALE", snap, verdict, reason=fresh.reason)
-    return Result(repo, number, verdict.label, snap, verdict)
+    done = await verify(acc.gh, repo, number, utc_now(), acc.bot_login, publish=False, config_path=config)
+    snap, verdict = done.snapshot, done.verdict
+    ready = snap.pr.state == "open" and not snap.pr.draft
+    fresh: standing.Freshness | None = None
+    if ready and verdict.signoff is not None:
+        # whether the sign-off still vouches for this diff, by the records in the verifier's check runs on the
+        # PR's commits (the verify job reads the same, and its database's pin, which a dry run has none of)
+        texts = (c.record for c in snap.check_runs if c.record)
+        records = [r for r in map(standing.Record.from_json, texts) if r is not None and r.pr == number]
+        fresh = standing.decide(verdict.signoff, standing.content(snap), snap.pr.head_sha, None, records)
+    needs_signoff = fresh is not None and fresh.needs_signoff
+    outcome = job_outcome(JobFacts(ready=ready, signed=verdict.signoff is not None, needs_signoff=needs_signoff,
+                                   verdict=verdict.outcome))
+    return Result(repo, number, outcome.value, snap, verdict, reason=fresh.reason if fresh and needs_signoff else "")
 
 
 # --- printing ------------------------------------------------------------------------------------------

@@ -13,7 +13,10 @@ A database fault (app/store.py `database_fault`: a lost connection, a pool
 timeout, SQLite busy or read-only...) is never a failure of the job: the job
 is re-queued, its time excused like a rate limit's, and recording that (or any
 outcome) is tried again, with backoff, until the database answers. Only a
-rule's own exception, or another bug, is an "internal error". Outcomes are
+rule's own exception, or another bug, is an "internal error": logged with its
+traceback, counted (`signoff_bot_internal_errors_total`), and the job ends at
+once, its head's verdict INTERNAL_ERROR (never retried, nor verified again by
+reconcile: a bug would only raise again). Outcomes are
 fenced: a worker records one only while it holds the job's lease, checked in
 the transaction that records it, and publishes a failure only after that
 transaction said so; a worker that lost its lease drops its result.
@@ -25,7 +28,8 @@ App's stop is started again and counted (`signoff_bot_worker_restarts_total`);
 The reconcile pass also records the deliveries the database refused (kept by
 the server in `Refused`, since GitHub does not retry a 503), and re-verifies
 their PRs even when the head already has a verdict, and every head whose last
-verification could not complete (verdict INCOMPLETE).
+verification could not complete (verdict INCOMPLETE) or was skipped while the
+PR, open and ready now, was closed or a draft (SKIPPED).
 """
 
 from __future__ import annotations
@@ -42,12 +46,14 @@ from typing import Any, TypeVar
 
 from githubkit import GitHub
 
+from checks.result import JobFacts, Outcome, job_outcome
+
 from .github import GitHubError, app_client, http_timeout, pages
 from .jobs import Clients, JobRunner, current_job
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Publisher
 from .settings import Settings
-from .store import INCOMPLETE, Job, JobSpec, LeaseLost, Store, database_fault
+from .store import Job, JobSpec, LeaseLost, Store, database_fault
 
 log = logging.getLogger("signoff_bot.worker")
 
@@ -148,8 +154,10 @@ class Worker:
                 else:
                     self._abandoned(job, "lease lost during the database fault; another worker runs the job")
                 return
-            log.exception("job crashed", extra=extra)
-            await self._give_up(job, f"internal error ({type(exc).__name__})")
+            self.metrics.internal_errors.labels("job").inc()
+            log.exception("job crashed: a bug, not GitHub's or the database's; the job ends, not retried",
+                          extra=extra)
+            await self._give_up(job, f"internal error ({type(exc).__name__})", bug=True)
             return
         finally:
             keeper.cancel()
@@ -194,10 +202,12 @@ class Worker:
                 task.cancel()
                 return
 
-    async def _give_up(self, job: Job, reason: str) -> None:
+    async def _give_up(self, job: Job, reason: str, bug: bool = False) -> None:
         """Fail the job and say so on the PR's check run. The failure is recorded first, with the lease
-        checked in the same transaction (and the head's verdict left INCOMPLETE, for reconcile); a worker
-        that lost the lease publishes nothing. Publishing is best effort: GitHub may be the problem."""
+        checked in the same transaction (and the head's verdict left INCOMPLETE, for reconcile, or
+        INTERNAL_ERROR after our `bug`); a worker that lost the lease publishes nothing. Publishing is best
+        effort: GitHub may be the problem."""
+        outcome = job_outcome(JobFacts(incomplete=not bug, bug=bug))
         name = LINT_CHECK_NAME if job.kind == "lint" else CHECK_NAME
         gh, head = None, None
         if job.pr:  # a job that looks for a commit's PRs has no PR to say it on
@@ -208,7 +218,7 @@ class Worker:
                 log.warning("could not read the PR's head to publish the failure",
                             extra={"job": job.id, "repo": job.repo, "pr": job.pr})
         verdict_head = head if name == CHECK_NAME else None
-        if not await self._record(job, lambda: self.store.fail(job, self.owner, reason, verdict_head)):
+        if not await self._record(job, lambda: self.store.fail(job, self.owner, reason, verdict_head, outcome)):
             self._abandoned(job, "lease lost; the job's failure is dropped and another worker runs it")
             return
         self.metrics.jobs.labels(job.kind, "failed").inc()
@@ -216,11 +226,13 @@ class Worker:
                                        "error": reason})
         if gh is None or head is None:
             return
+        title, why = (("Internal error", f"signoff-bot met an internal error (a bug, logged for its maintainers) in "
+                                         f"this {job.kind} job: {reason}.")
+                      if outcome is Outcome.INTERNAL_ERROR else
+                      ("Verification could not complete", f"signoff-bot could not finish this {job.kind} job: {reason}."))
         try:
             await Publisher(gh, job.repo, self.settings.bot_login).check_run(
-                head, name, "failure", "Verification could not complete",
-                f"signoff-bot could not finish this {job.kind} job: {reason}. "
-                "Re-run the check or comment the re-check command to try again.")
+                head, name, "failure", title, f"{why} Re-run the check or comment the re-check command to try again.")
         except Exception:  # noqa: BLE001
             log.warning("could not publish the failure", extra={"job": job.id, "repo": job.repo, "pr": job.pr})
 
@@ -297,8 +309,8 @@ class Refused:
 
 class Reconciler:
     """GitHub does not redeliver failed webhooks: periodically record the deliveries the database refused,
-    and queue every open PR whose head has no verdict, or whose last verification there could not complete
-    (INCOMPLETE), or whose delivery was refused."""
+    and queue every open, ready PR whose head has no verdict, or whose last verification there could not
+    complete (INCOMPLETE) or was skipped (SKIPPED: a draft then), or whose delivery was refused."""
 
     def __init__(self, settings: Settings, store: Store, clients: Clients, refused: Refused | None = None):
         self.settings = settings
@@ -357,6 +369,7 @@ class Reconciler:
         return queued
 
     async def _unsettled(self, repo: str, pr: int, head_sha: str) -> bool:
-        """Whether the head has no verdict, or its last verification could not complete."""
+        """Whether the open, ready PR's head has no verdict, or its last verification could not complete, or
+        was skipped (the PR was closed or a draft then, and the event that it no longer is was lost)."""
         verdict = await asyncio.to_thread(self.store.verdict_for, repo, pr, head_sha)
-        return verdict is None or verdict["label"] == INCOMPLETE
+        return verdict is None or verdict["label"] in (Outcome.INCOMPLETE, Outcome.SKIPPED)

@@ -25,11 +25,65 @@ class Status(str, Enum):
 
 
 class Outcome(str, Enum):
-    """What a verdict adds up to."""
+    """What a verdict adds up to (PASS, REJECTED, NEEDS A MAINTAINER), or what a job records for a PR's
+    head instead of a verdict; `job_outcome` decides which. The values are the labels the App's database
+    keeps (app/store.py), spelt as they always were."""
 
     PASS = "PASS"
     REJECTED = "REJECTED"
     NEEDS_MAINTAINER = "NEEDS A MAINTAINER"
+    STALE = "STALE"  # the sign-off vouches for other content, or for none known: a fresh one is needed
+    NO_SIGNOFF = "NO_SIGNOFF"  # no sign-off yet: nothing to verify (the check run waits for one)
+    SKIPPED = "SKIPPED"  # a closed or draft PR: nothing verified
+    # The verification could not complete (GitHub failed past the retries, the job's budget ran out):
+    # reconcile verifies the head again.
+    INCOMPLETE = "INCOMPLETE"
+    # Our own bug ended the job (an exception that is neither GitHub's nor the database's): recorded once,
+    # never retried, so a bug is not run again and again; a new push or the re-check command verifies again.
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+
+    @property
+    def verified(self) -> bool:
+        """Whether a sign-off was judged: a verdict, or STALE (judged to vouch for other content). Only
+        these make a PR "verified before" (app/jobs.py verifies it again when its head moves)."""
+        return self in VERIFIED
+
+
+VERDICTS = frozenset({Outcome.PASS, Outcome.REJECTED, Outcome.NEEDS_MAINTAINER})  # what `Verdict.outcome` gives
+VERIFIED = VERDICTS | {Outcome.STALE}
+
+
+@dataclass(frozen=True)
+class JobFacts:
+    """What a job knows of a PR's head when it records an outcome (app/jobs.py, app/worker.py)."""
+
+    ready: bool = True  # the PR is open and not a draft
+    signed: bool = False  # a sign-off was found
+    needs_signoff: bool = False  # `standing.Freshness.needs_signoff`: the sign-off no longer vouches for the diff
+    verdict: Outcome | None = None  # the engine's (`Verdict.outcome`, acceptances applied); None: none reached
+    incomplete: bool = False  # the job ended before a verification completed (GitHub, its budget)
+    bug: bool = False  # the job raised an exception of ours
+
+
+def job_outcome(facts: JobFacts) -> Outcome:
+    """The one decision of what a job records, first match wins: our bug; a verification that could not
+    complete; a closed or draft PR; no sign-off; a sign-off that needs renewing; else the engine's verdict.
+    A verdict that was not reached is INCOMPLETE (what was not read never passes)."""
+    if facts.bug:
+        return Outcome.INTERNAL_ERROR
+    if facts.incomplete:
+        return Outcome.INCOMPLETE
+    if not facts.ready:
+        return Outcome.SKIPPED
+    if not facts.signed:
+        return Outcome.NO_SIGNOFF
+    if facts.needs_signoff:
+        return Outcome.STALE
+    if facts.verdict is None:
+        return Outcome.INCOMPLETE
+    if facts.verdict not in VERDICTS:
+        raise ValueError(f"{facts.verdict.value} is not a verdict's outcome")
+    return facts.verdict
 
 
 class Severity(str, Enum):

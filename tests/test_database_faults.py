@@ -20,7 +20,8 @@ import pytest
 from app.observability import Metrics
 from app.replay import throwaway_key
 from app.settings import Settings
-from app.store import INCOMPLETE, JobSpec, SqliteStore, database_fault
+from app.store import JobSpec, SqliteStore, database_fault
+from checks.result import Outcome
 from app.worker import Reconciler, Worker, Workers
 
 SETTINGS = Settings(app_id=1, private_key=throwaway_key(), webhook_secret="s", lease_seconds=3.0,
@@ -175,10 +176,14 @@ def test_a_failure_leaves_the_head_incomplete_and_reconcile_verifies_it_again(st
     head = "a" * 40
     store.inner.record_verdict(REPO, 1, head, "NO_SIGNOFF")  # the start-up pass saw no sign-off
     assert store.inner.fail(job, "w1", "GitHub answered 404", head)
-    assert store.inner.verdict_for(REPO, 1, head)["label"] == INCOMPLETE
+    assert store.inner.verdict_for(REPO, 1, head)["label"] is Outcome.INCOMPLETE
     reconciler = Reconciler(SETTINGS, store.inner, clients=None)
     assert run(reconciler._unsettled(REPO, 1, head))
     store.inner.record_verdict(REPO, 1, head, "PASS")
+    assert not run(reconciler._unsettled(REPO, 1, head))
+    store.inner.record_verdict(REPO, 1, head, "SKIPPED")  # a draft then; reconcile lists only ready PRs
+    assert run(reconciler._unsettled(REPO, 1, head))
+    store.inner.record_verdict(REPO, 1, head, "INTERNAL_ERROR")  # our bug: not run again and again
     assert not run(reconciler._unsettled(REPO, 1, head))
     assert not store.inner.fail(job, "w1", "again")  # no lease held: nothing recorded
 

@@ -75,25 +75,28 @@ def lint_findings_of(c, rules: tuple[Rule, ...]) -> list[Finding]:
 
 
 @pytest.mark.parametrize("blocking", [False, True])
-@pytest.mark.parametrize("where", ["changed", "unchanged", "warning only", "none"])
-def test_the_lint_row_and_the_lint_check_run_make_one_decision(blocking, where):
-    """An error on a file the PR changes FAILs the row; the check run concludes from that row (failure where
-    lint blocks, neutral where it is advice); an error on an unchanged file or a warning changes neither."""
+@pytest.mark.parametrize("changed", [Severity.ERROR, Severity.WARNING, None])
+@pytest.mark.parametrize("unchanged", [Severity.ERROR, Severity.WARNING, None])
+def test_the_lint_row_and_the_lint_check_run_make_one_decision(blocking, changed, unchanged):
+    """Every combination of blocking or advice, and an error, a warning or nothing on a file the PR changes
+    and on one it does not: an error on a changed file FAILs the row; the check run concludes from that row
+    (failure where lint blocks, neutral where it is advice); an error on an unchanged file or a warning
+    changes neither."""
     from checks.policy import CONFIG_PATH
     from tests.builders import ctx as make_ctx
 
-    path = {"changed": RECIPE_PATH, "unchanged": "other.yaml"}.get(where, RECIPE_PATH)
-    severity = Severity.WARNING if where == "warning only" else Severity.ERROR
-    findings = () if where == "none" else (Finding(path, 3, car_v2.ID, severity, "m"),)
+    findings = tuple(Finding(path, 3, car_v2.ID, severity, "m")
+                     for path, severity in ((RECIPE_PATH, changed), ("other.yaml", unchanged)) if severity)
     rule = Rule(car_v2.ID, 13, "Recipe lint", Severity.ERROR, lambda c: findings, "lint")
     c = lint_ctx(recipe_yaml())
     if blocking:
         c = make_ctx(**{**{f: getattr(c.snap, f) for f in ("files", "master_base", "master_head")},
                         "policy": {**c.snap.policy, CONFIG_PATH: "lint: blocking\n"}})
     v = evaluate(c, (rule,))
-    fails = where == "changed"
+    fails = changed is Severity.ERROR
     assert (v.lint.status is Status.FAIL) is fails
     assert v.lint_conclusion == ("success" if not fails else "failure" if blocking else "neutral")
+    assert (v.lint_conclusion == "success") is (v.lint.status is not Status.FAIL)  # the row and the run agree
     assert (v.lint in v.rows) is blocking and v.passed is False  # no sign-off here: never PASS
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 
+from app import render
 from app.offline import judge_world
 from app.replay import DEMO_WORLD
 from app.world import World
@@ -90,22 +93,31 @@ def test_directory_settings_are_compared_one_way_however_they_are_written():
 WORLDS = [DEMO_WORLD, *shared_worlds()]
 
 
+# Every setting that names a directory of the repository, and the ways a repository may write one.
+PATH_SETTINGS = ("golden_al_dir", "waiver_dir", "recipe_root")
+SPELLINGS = {"plain": "{}", "trailing slash": "{}/", "leading ./ and trailing slash": "./{}/"}
+
+
+def test_the_path_settings_are_every_directory_setting():
+    assert {f.name for f in fields(Policy) if f.name.endswith(("_dir", "_root"))} == set(PATH_SETTINGS)
+
+
 @pytest.mark.parametrize("world", WORLDS, ids=[w.name for w in WORLDS])
 def test_a_trailing_slash_in_the_path_settings_changes_no_verdict(world):
-    """Every directory setting written with a trailing slash (and a leading ./) in the base branch's
-    .github/signoff-bot.yml gives the verdict the plain spelling gives, row for row."""
-    def verdict_with(settings: str):
+    """Every directory setting written with a trailing slash, or none (and with a leading ./), in the base
+    branch's .github/signoff-bot.yml gives byte for byte the same verdict: the comment, the check run's
+    summary with every finding, and both check runs' conclusions."""
+    def verdict_with(spelling: str):
+        settings = "".join(f"{name}: {spelling.format(getattr(Policy(), name))}\n" for name in PATH_SETTINGS)
         w = World.load(world)
         for repo in w.repos.values():
             for pr in repo.pulls.values():
                 tip = repo.commit(pr["base"]["ref"])
                 old = tip.files.get(CONFIG_PATH, b"").decode()
                 tip.files[CONFIG_PATH] = (old + "\n" + settings).encode()
-        return judge_world(w).verdict
+        v = judge_world(w).verdict
+        assert v.notes == (), v.notes  # every spelling is read, none ignored
+        return render.summary(v), v.conclusion, v.lint_conclusion
 
-    plain = verdict_with("golden_al_dir: golden_al_distribution\nwaiver_dir: docs/waiver\n"
-                         "recipe_root: benchmarks/multi_node/srt-slurm-recipes\n")
-    slashed = verdict_with("golden_al_dir: golden_al_distribution/\nwaiver_dir: ./docs/waiver/\n"
-                           "recipe_root: benchmarks/multi_node/srt-slurm-recipes/\n")
-    assert [(r.number, r.status, r.reason) for r in slashed.rows] == [(r.number, r.status, r.reason) for r in plain.rows]
-    assert slashed.notes == plain.notes == ()
+    plain, *others = (verdict_with(spelling) for spelling in SPELLINGS.values())
+    assert others == [plain] * len(others)

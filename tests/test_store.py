@@ -15,6 +15,7 @@ import pytest
 from app.store import SQLITE_MIGRATIONS, Delivery, JobSpec, SchemaTooNew, SqliteStore
 from app.stores import open_store
 from app.store_pg import PG_MIGRATIONS, PostgresStore
+from checks.result import Outcome
 
 from .databases import query
 
@@ -255,6 +256,42 @@ def test_verdicts_by_head(store):
     store.record_verdict("o/r", 1, "b" * 40, "NO_SIGNOFF")
     assert store.verdict_for("o/r", 1, "b" * 40)["label"] == "NO_SIGNOFF"
     assert store.last_verdict("o/r", 1)["fingerprint"] == "fp1"
+
+
+def test_a_skipped_draft_followed_by_a_ready_pr_is_not_verified_before(store, clock):
+    """Only an outcome that judged a sign-off makes a PR verified before: a skipped draft, a head waiting for
+    a sign-off, one that could not complete or met our bug do not, before or after a real verification."""
+    not_judged = [o for o in Outcome if not o.verified]
+    assert {o.value for o in not_judged} == {"SKIPPED", "NO_SIGNOFF", "INCOMPLETE", "INTERNAL_ERROR"}
+    for n, outcome in enumerate(not_judged):
+        clock.now += 1
+        store.record_verdict("o/r", 1, f"{n:040}", outcome)
+    assert store.last_verdict("o/r", 1) is None
+    clock.now += 1
+    store.record_verdict("o/r", 1, "r" * 40, Outcome.NEEDS_MAINTAINER, "fp")  # ready for review, verified
+    clock.now += 1
+    store.record_verdict("o/r", 1, "s" * 40, Outcome.SKIPPED)  # a draft again
+    last = store.last_verdict("o/r", 1)
+    assert (last["head_sha"], last["label"]) == ("r" * 40, Outcome.NEEDS_MAINTAINER)
+
+
+@pytest.mark.parametrize("stale", [False, True])
+def test_a_stale_sign_off_was_verified_before(store, stale):
+    store.record_verdict("o/r", 1, "a" * 40, Outcome.STALE if stale else Outcome.SKIPPED)
+    assert (store.last_verdict("o/r", 1) is not None) is stale
+
+
+def test_every_spelling_a_database_holds_reads_back_as_its_outcome(store, db):
+    """Verdicts written before the Outcome type, as the strings they were: each reads back as its Outcome,
+    and the verified ones count as verified before."""
+    spellings = ["PASS", "REJECTED", "NEEDS A MAINTAINER", "STALE", "NO_SIGNOFF", "SKIPPED", "INCOMPLETE"]
+    for n, label in enumerate(spellings):
+        query(db, f"INSERT INTO verdicts (repo, pr, head_sha, label, fingerprint, at) "
+                  f"VALUES ('o/r', {n}, '{n:040}', '{label}', '', 1)")
+    read = [store.verdict_for("o/r", n, f"{n:040}")["label"] for n in range(len(spellings))]
+    assert read == [Outcome(s) for s in spellings] and all(isinstance(o, Outcome) for o in read)
+    assert [store.last_verdict("o/r", n) is not None for n in range(len(spellings))] == [
+        True, True, True, True, False, False, False]
 
 
 def test_a_sign_off_is_pinned_to_the_content_it_was_first_verified_on(store):
