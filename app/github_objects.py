@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from checks import standing
+from checks import freshness
 from checks.snapshot import Artifact, CheckRun, Comment, WorkflowRun
 
 from .publish import CHECK_NAME
@@ -25,7 +25,7 @@ def as_check_run(c, app_id: int | None) -> CheckRun:
     return CheckRun(
         id=c.id, name=c.name, head_sha=c.head_sha, status=str(c.status), conclusion=c.conclusion,
         run_id=int(m.group(1)) if m else None, started_at=iso(c.started_at), completed_at=iso(c.completed_at),
-        url=c.details_url or c.html_url or "", record=standing.recorded(c.output.summary or "") if own else "",
+        url=c.details_url or c.html_url or "", record=freshness.recorded(c.output.summary or "") if own else "",
     )
 
 

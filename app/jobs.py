@@ -6,7 +6,7 @@ Kinds:
   the re-check command queues a verification (maintainers only).
 - verify: gather, check, publish at the PR's current head, pinned for the job.
   A sign-off counts only as its author's own words, and vouches for the
-  content it was first verified on (`checks.standing`): when the PR's
+  content it was first verified on (`checks.freshness`): when the PR's
   effective diff has changed since, or no record says what it was given on,
   the head's check run is `action_required` (a fresh sign-off is needed)
   instead of a verdict. What it was first verified on is kept in the
@@ -40,7 +40,7 @@ from githubkit.exception import RequestFailed
 
 from checks import acceptance
 from checks import commands as command_rules
-from checks import signoff, standing
+from checks import freshness, signoff
 from checks.policy import Policy
 from checks.registry import LINT
 from checks.result import JobFacts, Outcome, job_outcome
@@ -365,12 +365,12 @@ class JobRunner:
         publisher = Publisher(gh, job.repo, self.settings.bot_login, gatherer.owned_check_runs)
         # The facts `job_outcome` decides by, each read only where the one before leaves it to decide.
         ready = snap.pr.state == "open" and not snap.pr.draft
-        fresh: standing.Freshness | None = None
+        fresh: freshness.Freshness | None = None
         content = ""  # what the sign-off vouches for: read once there is one
         if ready:
             records = await self._records(gatherer, snap, job.payload.get("before"))
             if verdict.signoff is not None:
-                content = standing.content(snap)
+                content = freshness.content(snap)
                 fresh = await asyncio.to_thread(self._freshness, job, snap, verdict.signoff, content, records)
                 if not fresh.needs_signoff:
                     verdict = acceptance.apply(verdict, [a for a in verdict.acceptances if not a.problem and (
@@ -416,41 +416,41 @@ class JobRunner:
         log.info("verified", extra={"repo": job.repo, "pr": job.pr, "head_sha": snap.pr.head_sha,
                                     "verdict": outcome.value, "job": job.id})
 
-    async def _records(self, gatherer: Gatherer, snap: Snapshot, before: str | None) -> list[standing.Record]:
+    async def _records(self, gatherer: Gatherer, snap: Snapshot, before: str | None) -> list[freshness.Record]:
         """The App's records on the PR's commits and on the head a push replaced (gone after a force push);
         what they pin is adopted into this database, which may have lost it."""
         texts = [c.record for c in snap.check_runs if c.record]
         if before and before not in snap.commits:
             texts += await gatherer.records_on(before)
-        records = [r for r in map(standing.Record.from_json, texts) if r is not None and r.pr == snap.pr.number]
+        records = [r for r in map(freshness.Record.from_json, texts) if r is not None and r.pr == snap.pr.number]
         for pin in sorted({p for r in records for p in r.pins}, key=lambda p: p.signoff):
             await asyncio.to_thread(self.store.pin_signoff, snap.repo, snap.pr.number, pin.signoff, pin.content,
                                     pin.head_sha)
         return records
 
     def _freshness(self, job: Job, snap: Snapshot, sign: signoff.SignOff | Comment, content: str,
-                   records: list[standing.Record], what: str = "sign-off") -> standing.Freshness:
-        """`standing.decide` on this database's pin and the App's records, storing the pin it asks for
+                   records: list[freshness.Record], what: str = "sign-off") -> freshness.Freshness:
+        """`freshness.decide` on this database's pin and the App's records, storing the pin it asks for
         (if another worker pinned this sign-off first, its pin decides). A maintainer's acceptance is a
         comment pinned the same way (`what`)."""
         comment = sign.comment if isinstance(sign, signoff.SignOff) else sign
         row = next(filter(None, (self.store.signoff_pin(job.repo, job.pr, key)
-                                 for key in standing.pin_keys(comment))), None)
-        local = standing.Pin(row["signoff"], row["fingerprint"], row["head_sha"]) if row else None
-        fresh = standing.decide(comment, content, snap.pr.head_sha, local, records, what)
+                                 for key in freshness.pin_keys(comment))), None)
+        local = freshness.Pin(row["signoff"], row["fingerprint"], row["head_sha"]) if row else None
+        fresh = freshness.decide(comment, content, snap.pr.head_sha, local, records, what)
         wanted = fresh.record
         if wanted is not None:
             pinned = self.store.pin_signoff(job.repo, job.pr, wanted.signoff, wanted.content, wanted.head_sha)
             if pinned["fingerprint"] != wanted.content:
-                local = standing.Pin(wanted.signoff, pinned["fingerprint"], pinned["head_sha"])
-                fresh = standing.decide(comment, content, snap.pr.head_sha, local, records, what)
+                local = freshness.Pin(wanted.signoff, pinned["fingerprint"], pinned["head_sha"])
+                fresh = freshness.decide(comment, content, snap.pr.head_sha, local, records, what)
         return fresh
 
-    async def _record(self, job: Job, snap: Snapshot) -> standing.Record:
+    async def _record(self, job: Job, snap: Snapshot) -> freshness.Record:
         """What this verification leaves in its check run: when it read the PR, and every pin of the PR."""
         pins = await asyncio.to_thread(self.store.pins, job.repo, job.pr)
-        return standing.Record(job.pr, standing.seen(snap), tuple(
-            standing.Pin(p["signoff"], p["fingerprint"], p["head_sha"]) for p in pins))
+        return freshness.Record(job.pr, freshness.seen(snap), tuple(
+            freshness.Pin(p["signoff"], p["fingerprint"], p["head_sha"]) for p in pins))
 
     async def _sweep(self, job: Job, gh: GitHub) -> None:
         pull = await self._pull(gh, job.repo, job.pr)

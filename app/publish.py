@@ -12,7 +12,7 @@ Publishing is idempotent, so a job that is retried or raced publishes once:
   name and app id): a same-named run of another app or of a workflow job is
   never touched (GitHub would refuse the update), ours is created beside it.
   Its summary ends with the App's hidden record of what each sign-off was
-  first verified on (`checks.standing`): only this App can write its check
+  first verified on (`checks.freshness`): only this App can write its check
   runs, so that record survives the loss of the database; an update that
   brings no record keeps the run's one;
 - findings on lines of the diff are posted once as one review with inline
@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from githubkit import GitHub
 
-from checks import standing
+from checks import freshness
 from checks.result import Finding, Severity, Status, Verdict
 from checks.snapshot import Comment, Snapshot
 
@@ -90,7 +90,7 @@ class Publisher:
     # --- the verdict -------------------------------------------------------------
 
     async def verdict(self, snap: Snapshot, verdict: Verdict, sticky: bool = True,
-                      record: standing.Record | None = None) -> Published:
+                      record: freshness.Record | None = None) -> Published:
         """Publish everything; `sticky=False` (the head moved meanwhile) leaves the PR's comment alone;
         `record` goes into the check run's summary. What is posted is the verdict's: its conclusion
         (`Verdict.conclusion`, `Verdict.commit_state`) and its rendering."""
@@ -172,7 +172,7 @@ class Publisher:
 
     async def check_run(self, sha: str, name: str, conclusion: str | None, title: str, summary: str,
                         findings: tuple[Finding, ...] = (), status: str = "completed",
-                        details_url: str | None = None, record: standing.Record | None = None) -> int:
+                        details_url: str | None = None, record: freshness.Record | None = None) -> int:
         """Create or update the check run `name` on `sha`; annotations in batches of 50. Returns its id."""
         run_id, _written = await self._put_check_run(sha, name, conclusion, title, summary, findings, status,
                                                      details_url, record=record)
@@ -181,7 +181,7 @@ class Publisher:
     async def _put_check_run(self, sha: str, name: str, conclusion: str | None, title: str, summary: str,
                              findings: tuple[Finding, ...], status: str = "completed", details_url: str | None = None,
                              summary_lists_findings: bool = False,
-                             record: standing.Record | None = None) -> tuple[int, bool]:
+                             record: freshness.Record | None = None) -> tuple[int, bool]:
         """(id, whether anything was written). When the summary lists every finding (path, line, rule,
         severity, message), a run that already shows it has the same annotations too and is left alone."""
         rest = self.gh.rest
@@ -193,10 +193,10 @@ class Publisher:
         batches = [annotations[i:i + ANNOTATIONS_PER_REQUEST]
                    for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)] or [[]]
         own = bool(mine) and name == CHECK_NAME and bool(self._mine)  # listed by app id: the App's own run
-        kept = standing.recorded(mine[0].output.summary or "") if own else ""
+        kept = freshness.recorded(mine[0].output.summary or "") if own else ""
         # The record closes the summary; an update without one keeps the run's (a record is never lost).
         marker = record.marker() if record is not None else (
-            f"{standing.RECORD_PREFIX}{kept}{standing.RECORD_SUFFIX}" if kept else "")
+            f"{freshness.RECORD_PREFIX}{kept}{freshness.RECORD_SUFFIX}" if kept else "")
         limit = SUMMARY_LIMIT - len(marker)
         truncated = len(summary) > limit
         if truncated:

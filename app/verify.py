@@ -8,7 +8,7 @@ A dry run (the default) gathers and checks exactly as `replay` does (`app.pipeli
 published) and prints the verdict. `--publish` runs the App's own jobs (`app.jobs.JobRunner`: the verify
 job, and for an event the jobs the App's router queues for it, `app.event`) on a database that lives for
 this one command: what each sign-off was first verified on comes from the records the verifier keeps in
-its own check runs (`checks.standing`), which the first verification of a PR starts. With a token, "its
+its own check runs (`checks.freshness`), which the first verification of a PR starts. With a token, "its
 own" check runs are those of the app the token writes as: a workflow's GITHUB_TOKEN writes as the GitHub
 Actions app (`SIGNOFF_BOT_CHECKS_APP_ID`, default 15368, GitHub.com's), whose check runs every workflow of
 the repository with `checks: write` can also write (docs/action.md).
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from githubkit import GitHub
 
-from checks import standing
+from checks import freshness
 from checks import result
 from checks.policy import CONFIG_PATH
 from checks.result import JobFacts, Verdict, job_outcome
@@ -291,13 +291,13 @@ async def dry_run(acc: Access, repo: str, number: int, config: str = CONFIG_PATH
     done = await verify(acc.gh, repo, number, utc_now(), acc.bot_login, publish=False, config_path=config)
     snap, verdict = done.snapshot, done.verdict
     ready = snap.pr.state == "open" and not snap.pr.draft
-    fresh: standing.Freshness | None = None
+    fresh: freshness.Freshness | None = None
     if ready and verdict.signoff is not None:
         # whether the sign-off still vouches for this diff, by the records in the verifier's check runs on the
         # PR's commits (the verify job reads the same, and its database's pin, which a dry run has none of)
         texts = (c.record for c in snap.check_runs if c.record)
-        records = [r for r in map(standing.Record.from_json, texts) if r is not None and r.pr == number]
-        fresh = standing.decide(verdict.signoff, standing.content(snap), snap.pr.head_sha, None, records)
+        records = [r for r in map(freshness.Record.from_json, texts) if r is not None and r.pr == number]
+        fresh = freshness.decide(verdict.signoff, freshness.content(snap), snap.pr.head_sha, None, records)
     needs_signoff = fresh is not None and fresh.needs_signoff
     outcome = job_outcome(JobFacts(ready=ready, signed=verdict.signoff is not None, needs_signoff=needs_signoff,
                                    verdict=verdict.outcome))

@@ -12,7 +12,7 @@ A named person with write access taking responsibility, on the record, is the
 honest middle.
 
 How it decides (`commands`, pure; the app pins each command to the content
-like a sign-off, `checks.standing`, and hands back the ones still standing):
+like a sign-off, `checks.freshness`, and hands back the ones still standing):
 - the command opens a line of a conversation comment by a user (not a bot):
   `/signoff-accept <row> <reason>`, the row's number (`11`, `check 11` or
   `#11`) and a reason of at least `MIN_REASON_WORDS` words;
@@ -64,7 +64,7 @@ class Acceptance:
 
     @property
     def pin_key(self) -> str:
-        """What pins it to content, as a sign-off is pinned (`checks.standing`)."""
+        """What pins it to content, as a sign-off is pinned (`checks.freshness`)."""
         return version(self.comment)
 
 

@@ -59,7 +59,7 @@ class JobFacts:
 
     ready: bool = True  # the PR is open and not a draft
     signed: bool = False  # a sign-off was found
-    needs_signoff: bool = False  # `standing.Freshness.needs_signoff`: the sign-off no longer vouches for the diff
+    needs_signoff: bool = False  # `freshness.Freshness.needs_signoff`: the sign-off no longer vouches for the diff
     verdict: Outcome | None = None  # the engine's (`Verdict.outcome`, acceptances applied); None: none reached
     incomplete: bool = False  # the job ended before a verification completed (GitHub, its budget)
     bug: bool = False  # the job raised an exception of ours

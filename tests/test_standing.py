@@ -21,7 +21,7 @@ from app.publish import CHECK_NAME
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
 from app.store import Job, SqliteStore
-from checks import signoff, standing
+from checks import freshness, signoff, standing
 from checks.context import Context
 from checks.completeness import NUMBER as COMPLETENESS_NUMBER
 from checks.engine import evaluate
@@ -125,70 +125,70 @@ A, B = "a" * 64, "b" * 64
 H1, H2 = "1" * 40, "2" * 40
 
 
-def record(seen: str, *pins: standing.Pin, pr: int = PR) -> standing.Record:
-    return standing.Record(pr, seen, pins)
+def record(seen: str, *pins: freshness.Pin, pr: int = PR) -> freshness.Record:
+    return freshness.Record(pr, seen, pins)
 
 
 def test_a_first_verification_pins_the_content_now():
-    fresh = standing.decide(SIGN, A, H1, None, [])
-    assert fresh.fresh and fresh.first and fresh.pin == standing.Pin(KEY_V, A, H1) and fresh.record == fresh.pin
+    fresh = freshness.decide(SIGN, A, H1, None, [])
+    assert fresh.fresh and fresh.first and fresh.pin == freshness.Pin(KEY_V, A, H1) and fresh.record == fresh.pin
     earlier = record("2026-09-02T09:00:00Z")  # a verification before the sign-off was given
-    assert standing.decide(SIGN, A, H1, None, [earlier]).first
+    assert freshness.decide(SIGN, A, H1, None, [earlier]).first
 
 
 def test_a_pinned_sign_off_is_fresh_on_the_same_content_and_stale_on_other_content():
-    pin = standing.Pin(KEY_V, A, H1)
-    same = standing.decide(SIGN, A, H2, pin, [])  # a push with the same diff
+    pin = freshness.Pin(KEY_V, A, H1)
+    same = freshness.decide(SIGN, A, H2, pin, [])  # a push with the same diff
     assert same.fresh and not same.needs_signoff and same.record is None  # nothing new to store
-    stale = standing.decide(SIGN, B, H2, pin, [])
+    stale = freshness.decide(SIGN, B, H2, pin, [])
     assert stale.state == "stale" and stale.needs_signoff and H1[:8] in stale.reason
 
 
 def test_a_pin_under_the_key_of_an_older_database_is_stored_anew_under_this_one():
     edited = signoff.parse(comment(updated_at="2026-09-02T10:05:00Z"))  # a reaction moved updated_at
-    old_key = standing.pin_keys(edited.comment)[1]
-    assert standing.pin_keys(edited.comment) == (KEY_V, "issue_comment:1:2026-09-02T10:05:00Z")
-    assert standing.pin_keys(SIGN.comment) == (KEY_V,)
+    old_key = freshness.pin_keys(edited.comment)[1]
+    assert freshness.pin_keys(edited.comment) == (KEY_V, "issue_comment:1:2026-09-02T10:05:00Z")
+    assert freshness.pin_keys(SIGN.comment) == (KEY_V,)
     for content, state in ((A, "fresh"), (B, "stale")):
-        moved = standing.decide(edited, content, H2, standing.Pin(old_key, A, H1), [])
-        assert moved.state == state and moved.record == standing.Pin(KEY_V, A, H1)
+        moved = freshness.decide(edited, content, H2, freshness.Pin(old_key, A, H1), [])
+        assert moved.state == state and moved.record == freshness.Pin(KEY_V, A, H1)
 
 
 def test_a_sign_off_in_someone_elses_words_vouches_for_nothing_and_pins_nothing():
     """Its verdict is REJECTED on the own-words row (published as such), not a request for a fresh one."""
-    disowned = standing.decide(signoff.parse(comment(last_editor="mallory", edited_at="2026-09-02T11:00:00Z")),
-                               B, H2, standing.Pin(KEY_V, A, H1), [])
+    disowned = freshness.decide(signoff.parse(comment(last_editor="mallory", edited_at="2026-09-02T11:00:00Z")),
+                               B, H2, freshness.Pin(KEY_V, A, H1), [])
     assert disowned.state == "disowned" and not disowned.needs_signoff
     assert disowned.pin is None and disowned.record is None
 
 
 def test_without_the_database_the_apps_records_say_what_the_sign_off_vouches_for():
-    recorded = record("2026-09-02T11:00:00Z", standing.Pin(KEY_V, A, H1))
-    assert standing.decide(SIGN, B, H2, None, [recorded]).state == "stale"
-    assert standing.decide(SIGN, A, H2, None, [recorded]).fresh
+    recorded = record("2026-09-02T11:00:00Z", freshness.Pin(KEY_V, A, H1))
+    assert freshness.decide(SIGN, B, H2, None, [recorded]).state == "stale"
+    assert freshness.decide(SIGN, A, H2, None, [recorded]).fresh
 
 
 def test_records_that_disagree_fail_closed():
-    local, other = standing.Pin(KEY_V, A, H1), standing.Pin(KEY_V, B, H2)
-    unknown = standing.decide(SIGN, B, H2, local, [record("2026-09-02T11:00:00Z", other)])
+    local, other = freshness.Pin(KEY_V, A, H1), freshness.Pin(KEY_V, B, H2)
+    unknown = freshness.decide(SIGN, B, H2, local, [record("2026-09-02T11:00:00Z", other)])
     assert unknown.state == "unknown" and not unknown.fresh and "disagree" in unknown.reason
 
 
 def test_a_verification_after_the_sign_off_that_pinned_nothing_for_it_fails_closed():
     """The App read the PR after this sign-off was given and holds no pin for it: a newer sign-off was judged
     then (since deleted), or the record is lost. Which content it was given on is unknown."""
-    other = standing.Pin("issue_comment:2:2026-09-02T10:30:00Z", A, H1)
-    unknown = standing.decide(SIGN, B, H2, None, [record("2026-09-02T10:30:00Z", other)])
+    other = freshness.Pin("issue_comment:2:2026-09-02T10:30:00Z", A, H1)
+    unknown = freshness.decide(SIGN, B, H2, None, [record("2026-09-02T10:30:00Z", other)])
     assert unknown.state == "unknown" and "no record" in unknown.reason
 
 
 def test_a_record_survives_a_round_trip_through_a_summary_and_nothing_else_reads_as_one():
-    rec = record("2026-09-02T11:00:00Z", standing.Pin(KEY_V, A, H1))
+    rec = record("2026-09-02T11:00:00Z", freshness.Pin(KEY_V, A, H1))
     summary = "## REJECTED\n\nsome text\n" + rec.marker()
-    assert standing.Record.from_json(standing.recorded(summary)) == rec
-    assert standing.recorded("no record here") == ""
+    assert freshness.Record.from_json(freshness.recorded(summary)) == rec
+    assert freshness.recorded("no record here") == ""
     for text in ("not json", "[]", '{"pr": "42", "seen": "", "pins": []}', '{"pr": 1, "seen": "", "pins": [[1]]}'):
-        assert standing.Record.from_json(text) is None
+        assert freshness.Record.from_json(text) is None
 
 
 def test_seen_is_the_newest_time_of_anyone_but_the_app():
@@ -200,7 +200,7 @@ def test_seen_is_the_newest_time_of_anyone_but_the_app():
         comments = snap_comments
         bot_login = "signoff-bot[bot]"
 
-    assert standing.seen(Snap()) == "2026-09-02T12:00:00Z"
+    assert freshness.seen(Snap()) == "2026-09-02T12:00:00Z"
 
 
 # --- the last editor from GitHub --------------------------------------------------------------------
@@ -289,7 +289,7 @@ def test_after_a_force_push_with_the_database_lost_the_previous_heads_record_dec
     lost, and a force push replaced that head: it is no commit of the PR any more, yet the push's `before`
     leads to its record, so the new head, whose content differs, asks for a fresh sign-off."""
     old = "c3" * 20
-    pin = standing.Pin(f"issue_comment:{SIGNOFF_ID}:2026-09-02T10:00:00Z", "0" * 64, old)
+    pin = freshness.Pin(f"issue_comment:{SIGNOFF_ID}:2026-09-02T10:00:00Z", "0" * 64, old)
 
     def force_pushed(data):
         repo = repo_of(data)
@@ -309,7 +309,7 @@ def test_after_a_force_push_with_the_database_lost_the_previous_heads_record_dec
         runs = [c for c in fake.state.repo(*REPO.split("/")).check_runs.values()
                 if c["head_sha"] == HEAD_SHA and c["name"] == CHECK_NAME]
     assert [r["conclusion"] for r in runs] == ["action_required"]
-    assert standing.recorded(runs[0]["output"]["summary"])  # the record goes on to the new head
+    assert freshness.recorded(runs[0]["output"]["summary"])  # the record goes on to the new head
     assert store.verdict_for(REPO, PR, HEAD_SHA)["label"] == "STALE"
     assert store.signoff_pin(REPO, PR, pin.signoff)["fingerprint"] == pin.content
 
