@@ -27,7 +27,7 @@ def test_ruff_finds_nothing():
 
 
 def test_mypy_strict_on_checks_finds_nothing():
-    mypy = shutil.which("mypy")
+    mypy = shutil.which("mypy", path=str(Path(sys.executable).parent)) or shutil.which("mypy")
     if mypy is None:
         why = "mypy is not installed (pip install -e '.[test]' installs it)"
         pytest.fail(why) if os.environ.get("CI") else pytest.skip(why)
