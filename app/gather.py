@@ -46,8 +46,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import re
-from dataclasses import replace
 from collections.abc import Collection
+from dataclasses import replace
 from typing import Any, Awaitable, Callable, Hashable, TypeVar
 
 from githubkit import GitHub
@@ -449,7 +449,7 @@ class Gatherer:
             key="check_runs", filter_="all"))
 
     async def _prefetch_artifacts(self, run_ids: list[int], policy_f: Awaitable[tuple[str, dict, Policy]]) -> None:
-        """Read ahead what the evidence round most likely asks for (checks.evals audits the run behind the
+        """Read ahead what the evidence round most likely asks for (checks.rules.check02_evals audits the run behind the
         green sweep): the artifact lists of the runs behind green check runs, and their eval and benchmark
         artifacts. Only a head start: every read is one of `_once`, which the round then shares; a failure
         here is the round's to meet, if it asks."""

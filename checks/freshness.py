@@ -7,7 +7,7 @@ pin) and, with every other pin of the PR, in every sign-off check run the App
 posts from then on (`Record`, hidden in the run's summary; only this App can
 write its check runs, so the record survives the loss of the database).
 `decide` then says whether a sign-off is fresh, stale or unknown, in the order
-the "Signer's own words" row documents (`checks.standing`). Pure: the app
+the "Signer's own words" row documents (`checks.rules.extra15_own_words`). Pure: the app
 gathers the edit history and the records, calls `decide` and posts what it
 says; the same reading serves `/signoff-accept`, which is pinned the same way.
 """

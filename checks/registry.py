@@ -11,24 +11,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import (
-    append_only,
-    architecture,
-    chat_template,
-    checklist,
-    codeowner,
-    completeness,
-    deprecation,
-    engine_patches,
-    evals,
-    golden_al,
-    images,
-    lint,
-    recipe_link,
-    reuse_command,
-    standing,
-    sweep,
-)
+from . import lint
 from .lint import (
     car_v2,
     changelog_append_only,
@@ -41,21 +24,42 @@ from .lint import (
 )
 from .result import Severity
 from .rule import Rule
+from .rules import (
+    check00_codeowner,
+    check01_sweep,
+    check02_evals,
+    check03_recipe_link,
+    check04_reuse_command,
+    check05_checklist,
+    check06_images,
+    check07_deprecation,
+    check08_architecture,
+    check09_chat_template,
+    check10_engine_patches,
+    check11_golden_al,
+    check12_append_only,
+)
+from .rules import (
+    extra14_complete_evidence as completeness,
+)
+from .rules import (
+    extra15_own_words as standing,
+)
 
 CHECKS: tuple[Rule, ...] = tuple(Rule.of_check(m) for m in (
-    codeowner,
-    sweep,
-    evals,
-    recipe_link,
-    reuse_command,
-    checklist,
-    images,
-    deprecation,
-    architecture,
-    chat_template,
-    engine_patches,
-    golden_al,
-    append_only,
+    check00_codeowner,
+    check01_sweep,
+    check02_evals,
+    check03_recipe_link,
+    check04_reuse_command,
+    check05_checklist,
+    check06_images,
+    check07_deprecation,
+    check08_architecture,
+    check09_chat_template,
+    check10_engine_patches,
+    check11_golden_al,
+    check12_append_only,
 ))
 
 LINT: tuple[Rule, ...] = tuple(Rule.of_lint(m) for m in (

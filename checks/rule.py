@@ -40,7 +40,9 @@ class Rule:
     @classmethod
     def of_check(cls, module: ModuleType) -> "Rule":
         """A check module: `NUMBER`, `NAME`, `check(ctx) -> CheckResult`."""
-        return cls(module.__name__.rsplit(".", 1)[-1].replace("_", "-"), module.NUMBER, module.NAME,
+        # the id is the module's name after its number: checks.rules.check03_recipe_link -> recipe-link
+        name = module.__name__.rsplit(".", 1)[-1].partition("_")[2]
+        return cls(name.replace("_", "-"), module.NUMBER, module.NAME,
                    Severity.ERROR, module.check, "check", module)
 
     @classmethod

@@ -19,7 +19,7 @@ A sign-off counts only as its author's own words: on GitHub anyone with write
 access may edit another user's comment, so a comment whose body was last
 edited by anyone but its author is not a sign-off by that author, and one
 whose last editor GitHub would not tell (`Comment.last_editor` None) is no
-one's. `not_own_words` says why; `checks.standing` turns that into a FAIL.
+one's. `not_own_words` says why; `checks.rules.extra15_own_words` turns that into a FAIL.
 An edit by the author is a fresh sign-off (`version`).
 
 The parsed sign-off keeps its checklist items (task items, checked or not,

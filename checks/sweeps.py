@@ -1,6 +1,6 @@
 """The sweep evidence on the PR's commits: lanes, their latest attempts, the passing commit and its run.
 
-Check 1 (`checks.sweep`) judges by it, and Check 2 (`checks.evals`) audits the
+Check 1 (`checks.rules.check01_sweep`) judges by it, and Check 2 (`checks.rules.check02_evals`) audits the
 run behind the passing commit's green eval lanes; the rule is documented on
 Check 1.
 """

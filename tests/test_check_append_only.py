@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks import append_only
-from checks.append_only import RULE
 from checks.result import Status
+from checks.rules import check12_append_only
+from checks.rules.check12_append_only import RULE
 from tests.builders import changed, ctx, decided, sound
 from tests.conftest import SHARED_WORLDS, check_on_world, expected_check, world_params
 
@@ -63,13 +63,13 @@ def run(head_cfg: str, new_entries: str | None = None, base_cfg: str = BASE_CFG,
     if head_cfg != base_cfg:
         files.append(changed(CFG, base_cfg, head_cfg))
     files += list(extra_files)
-    return append_only.check(ctx(files=files, master_base={CFG: base_cfg}, master_head={CFG: head_cfg}))
+    return check12_append_only.check(ctx(files=files, master_base={CFG: base_cfg}, master_head={CFG: head_cfg}))
 
 
 # --- N/A -------------------------------------------------------------------
 
 def test_na_when_the_changelog_is_unchanged():
-    r = append_only.check(ctx(master_base={CFG: BASE_CFG}, master_head={CFG: BASE_CFG}))
+    r = check12_append_only.check(ctx(master_base={CFG: BASE_CFG}, master_head={CFG: BASE_CFG}))
     assert r.status is Status.NA
     assert r.reason == "no new perf-changelog.yaml entry sets append-only: true"
 
@@ -206,7 +206,7 @@ def test_a_malformed_new_entry_that_mentions_append_only_fails():
 
 def test_a_changelog_that_is_not_a_list_fails_closed_when_it_mentions_append_only():
     files = [changed(LOG, HISTORY, HISTORY + "oops: 1\n" + log_entry())]
-    r = append_only.check(ctx(files=files, master_base={CFG: BASE_CFG}, master_head={CFG: BASE_CFG}))
+    r = check12_append_only.check(ctx(files=files, master_base={CFG: BASE_CFG}, master_head={CFG: BASE_CFG}))
     assert r.status is Status.FAIL
     assert "is not a plain list of entries at head" in r.reason
 
@@ -214,7 +214,7 @@ def test_a_changelog_that_is_not_a_list_fails_closed_when_it_mentions_append_onl
 def test_unreadable_changelog_fails_closed():
     from checks.snapshot import ChangedFile
     f = ChangedFile(LOG, "modified", None, None, HISTORY, None, "too large")
-    r = append_only.check(ctx(files=[f], master_base={CFG: BASE_CFG}, master_head={CFG: BASE_CFG}))
+    r = check12_append_only.check(ctx(files=[f], master_base={CFG: BASE_CFG}, master_head={CFG: BASE_CFG}))
     assert r.status is Status.FAIL and "could not be read (too large)" in r.reason
 
 
@@ -243,14 +243,14 @@ def test_real_sized_master_config_and_changelog():
     files = [changed(LOG, log, log + "\n" + entry), changed("configs/amd-master.yaml", amd, amd_head)]
     c = ctx(files=files, master_base={"configs/amd-master.yaml": amd, "configs/nvidia-master.yaml": nvidia},
             master_head={"configs/amd-master.yaml": amd_head, "configs/nvidia-master.yaml": nvidia})
-    r = append_only.check(c)
+    r = check12_append_only.check(c)
     assert r.status is Status.PASS, r.reason
 
 
 @pytest.mark.parametrize("world", world_params())
 def test_agrees_with_the_shared_worlds(world):
-    expected = expected_check(world, append_only.NUMBER)
-    result = check_on_world(world, append_only)
+    expected = expected_check(world, check12_append_only.NUMBER)
+    result = check_on_world(world, check12_append_only)
     if expected is not None:
         assert result.status.value == expected, result.reason
     else:
@@ -261,4 +261,4 @@ def test_agrees_with_the_shared_worlds(world):
 @given(st.text(alphabet="- :#[]{}\n\tabc0123'\"", max_size=200), st.text(alphabet="- :#[]{}\nabc01'", max_size=200))
 def test_never_raises_on_arbitrary_text(cfg_text, log_text):
     files = [changed(LOG, HISTORY, HISTORY + log_text + "\n" + log_entry()), changed(CFG, BASE_CFG, cfg_text)]
-    sound(append_only, ctx(files=files, master_base={CFG: BASE_CFG}, master_head={CFG: cfg_text}))
+    sound(check12_append_only, ctx(files=files, master_base={CFG: BASE_CFG}, master_head={CFG: cfg_text}))

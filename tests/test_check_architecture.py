@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from checks import architecture
-from checks.architecture import RULE
 from checks.result import Status
+from checks.rules import check08_architecture
+from checks.rules.check08_architecture import RULE
 from tests.builders import changed, ctx, decided
 from tests.conftest import assert_check_agrees, world_params
 
@@ -16,7 +16,7 @@ BASE = "vllm serve $MODEL \\\n  --tensor-parallel-size 8 \\\n  --kv-cache-dtype 
 
 
 def run(*files):
-    return architecture.check(ctx(files=list(files)))
+    return check08_architecture.check(ctx(files=list(files)))
 
 
 def test_na_without_server_args():
@@ -236,4 +236,4 @@ def test_deterministic():
 
 @pytest.mark.parametrize("world", world_params())
 def test_shared_world(world):
-    assert_check_agrees(world, architecture)
+    assert_check_agrees(world, check08_architecture)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from checks import chat_template
-from checks.chat_template import RULE
 from checks.result import Status
+from checks.rules import check09_chat_template
+from checks.rules.check09_chat_template import RULE
 from tests.builders import HEAD, changed, ctx, decided, needs
 from tests.conftest import assert_check_agrees, world_params
 
@@ -38,7 +38,7 @@ LIB_CHAT = "build_replay_cmd() {\n    REPLAY_CMD=\"$AIPERF_CLI profile\"\n" \
 
 
 def run(**kw):
-    return chat_template.check(ctx(**kw))
+    return check09_chat_template.check(ctx(**kw))
 
 
 def test_na_without_spec_decoding():
@@ -110,8 +110,8 @@ def test_eval_only_client_is_not_the_benchmark():
 
 def test_agentic_replay_is_undecided_when_the_library_is_absent():
     c = ctx(files=[changed(AGENTIC, None, SERVE + REPLAY)])
-    assert needs(chat_template, c).files == ((HEAD, LIB),)
-    r = chat_template.check(c)
+    assert needs(check09_chat_template, c).files == ((HEAD, LIB),)
+    r = check09_chat_template.check(c)
     decided(r, Status.UNDECIDED, (RULE, AGENTIC, 3), only=True)
     assert LIB in r.reason  # what it could not read
 
@@ -140,8 +140,8 @@ def test_a_chat_endpoint_only_in_a_comment_of_the_replay_function_does_not_count
 
 def test_library_changed_by_the_pr_is_read_at_head():
     c = ctx(files=[changed(AGENTIC, None, SERVE + REPLAY), changed(LIB, "x() {\n}\n", LIB_CHAT)])
-    assert needs(chat_template, c).files == ()
-    assert chat_template.check(c).status is Status.PASS
+    assert needs(check09_chat_template, c).files == ()
+    assert check09_chat_template.check(c).status is Status.PASS
 
 
 ENTRY = """\
@@ -165,8 +165,8 @@ def test_master_only_change_checks_the_recipe_it_runs():
     base, head = ENTRY.format(tag="a"), ENTRY.format(tag="b")
     kw = dict(files=[changed(MASTER, base, head)], master_base={MASTER: base}, master_head={MASTER: head})
     c = ctx(**kw)
-    assert needs(chat_template, c).files == ((HEAD, RECIPE),)
-    missing = chat_template.check(c)
+    assert needs(check09_chat_template, c).files == ((HEAD, RECIPE),)
+    missing = check09_chat_template.check(c)
     assert missing.status is Status.UNDECIDED and RECIPE in missing.reason and missing.findings[0].path == MASTER
     fetched = run(**kw, extra_files={HEAD: {RECIPE: RECIPE_HEAD + "  use_chat_template: false\n"}})
     assert fetched.status is Status.FAIL and fetched.findings[0].path == RECIPE
@@ -176,7 +176,7 @@ def test_master_only_change_checks_the_recipe_it_runs():
 
 @pytest.mark.parametrize("world", world_params())
 def test_shared_world(world):
-    assert_check_agrees(world, chat_template)
+    assert_check_agrees(world, check09_chat_template)
 
 
 # --- what a config runs: custom benchmarks, layered recipes, launchers, shared scripts -------------------
@@ -205,7 +205,7 @@ def test_a_custom_benchmark_is_judged_by_the_script_its_command_runs():
     """`use_chat_template` means nothing for `type: custom`: the command's script is the client, found at
     its repository path, and the replay function of the library it sources is read."""
     c = ctx(files=[changed(AGENTIC_RECIPE, None, CUSTOM_RECIPE)])
-    assert {p for _sha, p in needs(chat_template, c).files} == {AGENTIC_SRT}
+    assert {p for _sha, p in needs(check09_chat_template, c).files} == {AGENTIC_SRT}
     files = [changed(AGENTIC_RECIPE, None, CUSTOM_RECIPE)]
     r = run(files=files, extra_files={HEAD: {AGENTIC_SRT: SRT_CLIENT, LIB: LIB_CHAT}})
     assert r.status is Status.PASS and "chat-completions replay (benchmarks/benchmark_lib.sh)" in r.reason

@@ -1,4 +1,4 @@
-"""Check 5 — the sign-off uses the latest checklist template (checks/checklist.py)."""
+"""Check 5 — the sign-off uses the latest checklist template (checks/rules/check05_checklist.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from checks import checklist
 from checks.context import Context
 from checks.registry import rules_of
 from checks.result import Status
+from checks.rules import check05_checklist
 from checks.signoff import SIGNOFF_CHARS
 from tests.builders import REPO, SIGNOFF_HEAD, comment, ctx
 from tests.conftest import world_params
@@ -73,7 +73,7 @@ def make(body: str, template: str | None = TEMPLATE, **kw) -> Context:
 
 
 def run(body: str, **kw):
-    return checklist.check(make(body, **kw))
+    return check05_checklist.check(make(body, **kw))
 
 
 def test_every_item_checked_passes():
@@ -162,7 +162,7 @@ def test_real_checklist_evals_item_can_be_explained(world: Path):
     if not path.exists():
         pytest.skip("no checklist in this world's base tree")
     template = path.read_text(encoding="utf-8")
-    items = [i.text for i in checklist.signoff.template(template).items]
+    items = [i.text for i in check05_checklist.signoff.template(template).items]
     evals = [n for n, text in enumerate(items) if "passes evals" in text]
     if not evals:
         pytest.skip("this checklist has no evals item")
@@ -263,7 +263,7 @@ def test_template_without_items_cannot_decide():
 
 
 def test_no_signoff():
-    r = checklist.check(ctx(policy={PATH: TEMPLATE}))
+    r = check05_checklist.check(ctx(policy={PATH: TEMPLATE}))
     assert r.status is Status.FAIL
     assert r.reason.startswith("no sign-off found")
 
@@ -276,7 +276,7 @@ def test_signoff_without_items_fails():
 
 def test_policy_checklist_path():
     policy = {".github/signoff-bot.yml": "checklist: docs/CHECKLIST.md\n", "docs/CHECKLIST.md": TEMPLATE}
-    assert checklist.check(ctx(comments=[comment(signoff())], policy=policy)).status is Status.PASS
+    assert check05_checklist.check(ctx(comments=[comment(signoff())], policy=policy)).status is Status.PASS
 
 
 def test_deterministic():
@@ -344,9 +344,9 @@ def test_world(world: Path):
     from app.world import World
 
     expected = yaml.safe_load((world / "expected.yaml").read_text(encoding="utf-8")) or {}
-    want = (expected.get("checks") or {}).get(checklist.NUMBER)
+    want = (expected.get("checks") or {}).get(check05_checklist.NUMBER)
     if want is None:
         pytest.skip("check 5 not asserted in this world")
-    snap = snapshot_from_world(World.load(world), rules=rules_of(checklist))
-    result = checklist.check(Context(snap))
+    snap = snapshot_from_world(World.load(world), rules=rules_of(check05_checklist))
+    result = check05_checklist.check(Context(snap))
     assert result.status.value == want, result.reason

@@ -1,4 +1,4 @@
-"""Check 0 — the sign-off author is a CODEOWNER (checks/codeowner.py)."""
+"""Check 0 — the sign-off author is a CODEOWNER (checks/rules/check00_codeowner.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from checks import codeowner
 from checks.context import Context
 from checks.evidence import Wanted
 from checks.registry import rules_of
 from checks.result import Status
+from checks.rules import check00_codeowner as codeowner
 from checks.snapshot import ChangedFile
 from tests.builders import SIGNOFF_HEAD, comment, ctx, needs, pr
 from tests.conftest import world_params

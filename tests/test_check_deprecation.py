@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks import deprecation
-from checks.deprecation import RULE
 from checks.result import Severity, Status
+from checks.rules import check07_deprecation
+from checks.rules.check07_deprecation import RULE
 from tests.builders import ctx, decided, sound
 from tests.conftest import check_on_world, expected_check, world_params
 from tests.test_models_md import MODELS
@@ -62,7 +62,7 @@ def entry(key="kimik2.5-fp4-mi355x-vllm", prefix="kimik2.5", precision="fp4", is
 def run(head_entry: str | None, now="2026-08-12T12:00:00Z", models: str | None = MODELS, base=OTHER):
     policy = {"MODELS.md": models} if models is not None else {}
     head = base + ("\n" + head_entry if head_entry else "")
-    return deprecation.check(ctx(now=now, policy=policy, master_base={PATH: base}, master_head={PATH: head}))
+    return check07_deprecation.check(ctx(now=now, policy=policy, master_base={PATH: base}, master_head={PATH: head}))
 
 
 def test_na_without_config_changes():
@@ -141,7 +141,7 @@ def test_a_modified_entry_is_checked_in_full():
     stale = entry(key="dsv4-fp4-mi355x-vllm", prefix="dsv4", isl=1024, osl=1024)
     base = OTHER + "\n" + stale
     head = OTHER + "\n" + stale.replace("vllm-openai-rocm:nightly", "vllm-openai-rocm:v0.30")
-    r = deprecation.check(ctx(now="2026-08-12T12:00:00Z", policy={"MODELS.md": MODELS},
+    r = check07_deprecation.check(ctx(now="2026-08-12T12:00:00Z", policy={"MODELS.md": MODELS},
                               master_base={PATH: base}, master_head={PATH: head}))
     assert r.status is Status.FAIL  # only the image changed, but the whole entry reruns, 1k1k included
     assert "dsv4 Single-turn 1k1k" in r.reason
@@ -178,8 +178,8 @@ def test_deterministic():
 
 @pytest.mark.parametrize("world", world_params())
 def test_agrees_with_the_shared_worlds(world):
-    expected = expected_check(world, deprecation.NUMBER)
-    result = check_on_world(world, deprecation)
+    expected = expected_check(world, check07_deprecation.NUMBER)
+    result = check_on_world(world, check07_deprecation)
     if expected is not None:
         assert result.status.value == expected, result.reason
     elif not any((world / "trees").glob("*/MODELS.md")):  # pr1676 predates MODELS.md: nothing to enforce
@@ -189,5 +189,5 @@ def test_agrees_with_the_shared_worlds(world):
 @settings(max_examples=60, deadline=None)
 @given(st.text(alphabet="- :#[]{}\n\tabc0123'\"", max_size=200), st.text(alphabet="|-`#*( )\nabc0123", max_size=300))
 def test_never_raises_on_arbitrary_text(cfg_text, models_text):
-    sound(deprecation, ctx(policy={"MODELS.md": models_text}, master_base={PATH: OTHER},
+    sound(check07_deprecation, ctx(policy={"MODELS.md": models_text}, master_base={PATH: OTHER},
                            master_head={PATH: OTHER + cfg_text}))

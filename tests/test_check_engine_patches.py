@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks import engine_patches, patch_sites
-from checks.engine_patches import RULE
+from checks import patch_sites
 from checks.bash import Script
 from checks.result import Status
+from checks.rules import check10_engine_patches
+from checks.rules.check10_engine_patches import RULE
 from tests.builders import HEAD, REPO, SIGNOFF_HEAD, changed, comment, ctx, decided, needs
 from tests.conftest import assert_check_agrees, world_params
 
@@ -76,7 +77,7 @@ def patch_files(waiver: str | None = WAIVER_TEXT):
 
 
 def run(**kw):
-    return engine_patches.check(ctx(**kw))
+    return check10_engine_patches.check(ctx(**kw))
 
 
 def test_na_without_benchmark_files():
@@ -278,7 +279,7 @@ def test_a_patcher_is_judged_by_what_it_writes():
         r = run(files=[changed(lib, "x=1\n", "x=1\n" + call)],
                 extra_files={HEAD: {"utils/evals/patches/patch_agent.py": patcher}})
         assert r.status is status, r.reason
-    assert needs(engine_patches, ctx(files=[changed(lib, "x=1\n", "x=1\n" + call)])).files == (
+    assert needs(check10_engine_patches, ctx(files=[changed(lib, "x=1\n", "x=1\n" + call)])).files == (
         (HEAD, "utils/evals/patches/patch_agent.py"),)
 
 
@@ -341,7 +342,7 @@ def test_deterministic():
 
 @pytest.mark.parametrize("world", world_params())
 def test_shared_world(world):
-    assert_check_agrees(world, engine_patches)
+    assert_check_agrees(world, check10_engine_patches)
 
 
 

@@ -7,10 +7,12 @@ import json
 import pytest
 import yaml
 
-from checks import evals, hardware, sweep
+from checks import hardware
 from checks.evidence import Wanted
 from checks.registry import rules_of
 from checks.result import Status
+from checks.rules import check01_sweep
+from checks.rules import check02_evals as evals
 from checks.snapshot import Artifact, ArtifactFiles, CheckRun, WorkflowRun, frozen_map
 from tests.builders import HEAD, comment, ctx, needs
 from tests.conftest import world_params
@@ -522,6 +524,6 @@ def test_shared_world_agrees(world):
     want = (expected.get("checks") or {}).get(evals.NUMBER)
     if want is None:
         pytest.skip("expected.yaml does not assert check 2")
-    snap = snapshot_from_world(World.load(world), rules=rules_of(sweep, evals))
+    snap = snapshot_from_world(World.load(world), rules=rules_of(check01_sweep, evals))
     result = evals.check(Context(snap))
     assert result.status.value == want, result.reason

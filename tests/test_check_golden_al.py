@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from checks import golden_al
-from checks.golden_al import RULE_MISMATCH, RULE_UNSIMULATED
 from checks.result import Status
+from checks.rules import check11_golden_al
+from checks.rules.check11_golden_al import RULE_MISMATCH, RULE_UNSIMULATED
 from tests.builders import HEAD, SIGNOFF_HEAD, changed, comment, ctx, decided, needs
 from tests.conftest import assert_check_agrees, world_params
 
@@ -47,7 +47,7 @@ def k3_script(al: str, draft: str = "probabilistic") -> str:
 
 def run(files, **kw):
     kw.setdefault("policy", CURVES)
-    return golden_al.check(ctx(files=files, **kw))
+    return check11_golden_al.check(ctx(files=files, **kw))
 
 
 def signoff(detail: str):
@@ -232,8 +232,8 @@ def test_agentic_entry_whose_script_is_missing_is_undecided():
 def test_only_the_curves_of_agentic_configs_are_asked_for():
     files = [changed(GLM, None, SGLANG.format(n=5)), changed(K3, None, k3_script("2.51")),
              changed(FIXED, None, SGLANG.format(n=3))]
-    assert needs(golden_al, ctx(files=files)).golden == ("glm5.2_mtp", "kimik3_dspark")
-    assert needs(golden_al, ctx(files=[changed(FIXED, None, SGLANG.format(n=3))])).golden == ()
+    assert needs(check11_golden_al, ctx(files=files)).golden == ("glm5.2_mtp", "kimik3_dspark")
+    assert needs(check11_golden_al, ctx(files=[changed(FIXED, None, SGLANG.format(n=3))])).golden == ()
 
 
 def test_a_stem_names_its_plain_curve_and_its_variants_only():
@@ -251,7 +251,7 @@ def test_deterministic():
 
 @pytest.mark.parametrize("world", world_params())
 def test_shared_world(world):
-    assert_check_agrees(world, golden_al)
+    assert_check_agrees(world, check11_golden_al)
 
 
 # --- the AL as the run reads it; the draft method actually configured -------------------------------

@@ -6,9 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks import hardware, images
-from checks.images import RULE_IMAGE, RULE_ORDER
+from checks import hardware
 from checks.result import Severity, Status
+from checks.rules import check06_images
+from checks.rules.check06_images import RULE_IMAGE, RULE_ORDER
 from tests.builders import SIGNOFF_HEAD, comment, ctx, decided, sound
 from tests.conftest import assert_check_agrees, world_params
 
@@ -44,7 +45,7 @@ def run(added: str, path: str = NV, base: str = EXISTING, detail: str | None = N
     head = (head_base if head_base is not None else base) + "\n" + added
     master_base = {NV: base} if path == NV else {NV: base, AMD: ""}
     master_head = {NV: head} if path == NV else {NV: base, AMD: added}
-    return images.check(ctx(master_base=master_base, master_head=master_head, comments=comments))
+    return check06_images.check(ctx(master_base=master_base, master_head=master_head, comments=comments))
 
 
 @pytest.mark.parametrize("image, org", [
@@ -63,7 +64,7 @@ def run(added: str, path: str = NV, base: str = EXISTING, detail: str | None = N
     ("", None),
 ])
 def test_image_org(image, org):
-    assert images.image_org(image) == org
+    assert check06_images.image_org(image) == org
 
 
 @pytest.mark.parametrize("runner, sku", [
@@ -80,17 +81,17 @@ def test_sku_family(runner, sku):
     ("atom-disagg", False), ("tilert", False), ("", False),
 ])
 def test_framework_family(framework, upstream):
-    assert images.is_upstream_framework(framework) is upstream
+    assert check06_images.is_upstream_framework(framework) is upstream
 
 
 def test_na_when_no_entry_is_added_or_changed():
-    r = images.check(ctx(master_base={NV: EXISTING}, master_head={NV: EXISTING}))
+    r = check06_images.check(ctx(master_base={NV: EXISTING}, master_head={NV: EXISTING}))
     assert r.status is Status.NA
     assert r.reason == "the PR adds or changes no master-config entries"
 
 
 def test_na_when_the_pr_only_removes_entries():
-    r = images.check(ctx(master_base={NV: EXISTING}, master_head={NV: ""}))
+    r = check06_images.check(ctx(master_base={NV: EXISTING}, master_head={NV: ""}))
     assert r.status is Status.NA
 
 
@@ -134,7 +135,7 @@ def test_new_hardware_may_run_a_vendor_image():
 def test_policy_upstream_orgs_are_configurable():
     c = ctx(master_base={NV: ""}, master_head={NV: entry("k", "myorg/vllm:1", "vllm", "b200")},
             policy={".github/signoff-bot.yml": "upstream_image_orgs: [myorg]"})
-    assert images.check(c).status is Status.PASS
+    assert check06_images.check(c).status is Status.PASS
 
 
 def test_documented_exception_waives_the_image_rule():
@@ -172,7 +173,7 @@ def test_engine_first_ordering_counts_entries_in_any_master_config():
     added = entry("dsr1-fp8-mi355x-atom", "rocm/atom:v1", "atom", "cluster:mi355x-amds")
     amd_vllm = entry("dsr1-fp8-mi355x-vllm", "vllm/vllm-openai-rocm:v1", "vllm", "mi355x")
     c = ctx(master_base={NV: amd_vllm, AMD: ""}, master_head={NV: amd_vllm, AMD: added})
-    assert images.check(c).status is Status.PASS
+    assert check06_images.check(c).status is Status.PASS
 
 
 def test_engine_first_ordering_fails_on_the_key_line_without_upstream_entry():
@@ -193,7 +194,7 @@ def test_changing_an_existing_vendor_engine_entry_is_not_a_new_submission():
     trt = entry("dsr1-fp8-gb300-trt", "nvcr.io#nvidia/tensorrt-llm/release:1.1", "trt", "gb300")
     base = EXISTING + "\n" + trt
     head = EXISTING + "\n" + trt.replace("release:1.1", "release:1.2")
-    r = images.check(ctx(master_base={NV: base}, master_head={NV: head}))
+    r = check06_images.check(ctx(master_base={NV: base}, master_head={NV: head}))
     assert r.status is Status.PASS
     assert "not a new submission" in r.reason
 
@@ -202,7 +203,7 @@ def test_moving_a_vendor_engine_entry_to_another_sku_is_a_new_submission():
     trt = entry("dsr1-fp8-gb300-trt", "nvcr.io#nvidia/tensorrt-llm/release:1.1", "trt", "gb300")
     base = EXISTING + "\n" + trt
     head = EXISTING + "\n" + trt.replace("runner: gb300", "runner: h100")
-    r = images.check(ctx(master_base={NV: base}, master_head={NV: head}))
+    r = check06_images.check(ctx(master_base={NV: base}, master_head={NV: head}))
     decided(r, Status.FAIL, (RULE_ORDER, NV, EXISTING.count("\n") + 2), only=True)
 
 
@@ -229,10 +230,10 @@ def test_deterministic():
 
 @pytest.mark.parametrize("world", world_params())
 def test_agrees_with_the_shared_worlds(world):
-    assert_check_agrees(world, images)
+    assert_check_agrees(world, check06_images)
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.text(alphabet="- :#[]{}\n\tabcimgrunfw0123'\"", max_size=200))
 def test_never_raises_on_arbitrary_text(text):
-    sound(images, ctx(master_base={NV: EXISTING}, master_head={NV: EXISTING + text}))
+    sound(check06_images, ctx(master_base={NV: EXISTING}, master_head={NV: EXISTING + text}))

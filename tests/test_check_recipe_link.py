@@ -1,15 +1,16 @@
-"""Check 3: recipe linked, merged upstream, and matching on MAJOR server args (checks/recipe_link.py)."""
+"""Check 3: recipe linked, merged upstream, and matching on MAJOR server args (checks/rules/check03_recipe_link.py)."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
 
-from checks import recipe_link, upstream_recipes
+from checks import upstream_recipes
 from checks.context import Context
 from checks.evidence import UpstreamTarget
 from checks.registry import rules_of
 from checks.result import Status
+from checks.rules import check03_recipe_link as recipe_link
 from checks.snapshot import UpstreamDoc, frozen_map
 from tests import builders
 from tests.conftest import world_params

@@ -1,4 +1,4 @@
-"""Check 4 — an authorized `/reuse-sweep-run` is on record (checks/reuse_command.py)."""
+"""Check 4 — an authorized `/reuse-sweep-run` is on record (checks/rules/check04_reuse_command.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from checks import commands, reuse_command
+from checks import commands
 from checks.context import Context
 from checks.evidence import Wanted
-from checks.result import Status
 from checks.policy import Policy
 from checks.registry import rules_of
+from checks.result import Status
+from checks.rules import check04_reuse_command as reuse_command
 from checks.snapshot import Artifact, WorkflowRun
 from tests.builders import HEAD, REPO, comment, ctx, needs
 from tests.conftest import world_params

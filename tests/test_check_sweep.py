@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from checks import sweep, sweeps
+from checks import sweeps
 from checks.policy import Policy
 from checks.registry import rules_of
 from checks.result import Status
+from checks.rules import check01_sweep as sweep
 from checks.snapshot import CheckRun
 from tests.builders import HEAD, changed, comment, ctx, pr
 from tests.conftest import world_params
@@ -271,13 +272,13 @@ def test_unknown_workflow_changes_setting_is_a_policy_error():
 def test_shared_world_agrees(world):
     from app.offline import snapshot_from_world
     from app.world import World
-    from checks import evals
     from checks.context import Context
+    from checks.rules import check02_evals
 
     expected = yaml.safe_load((world / "expected.yaml").read_text(encoding="utf-8")) or {}
     want = (expected.get("checks") or {}).get(sweep.NUMBER)
     if want is None:
         pytest.skip("expected.yaml does not assert check 1")
-    snap = snapshot_from_world(World.load(world), rules=rules_of(sweep, evals))
+    snap = snapshot_from_world(World.load(world), rules=rules_of(sweep, check02_evals))
     result = sweep.check(Context(snap))
     assert result.status.value == want, result.reason

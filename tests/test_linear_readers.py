@@ -16,11 +16,12 @@ import pytest
 from app import offline
 from app.replay import DEMO_WORLD
 from app.world import World
-from checks import architecture, launchers, patch_sites, pycode, recipe_link, waivers
+from checks import launchers, patch_sites, pycode, waivers
 from checks.bash import Script
 from checks.bash.builtins import pure_output
 from checks.engine import Completion
 from checks.masterconfig import MasterConfig
+from checks.rules import check03_recipe_link, check08_architecture
 from checks.snapshot import ChangedFile
 from checks.yamlload import YamlProblem, load
 
@@ -86,11 +87,11 @@ SHAPES = [
     # launcher container maps, shell writes, waivers, recipe-link names, substitutions
     ("launcher entry", launchers._entry, lambda n: "  a" + " " * n + "x", 3_000),
     ("launcher value", launchers._entry, lambda n: "  a: x" + " " * n + "y", 3_000),
-    ("shell jq", architecture._shell_write, lambda n: "jq " * n, 1_000),
-    ("shell redirections", architecture._shell_write, lambda n: ">" * n + " config.jso", 3_000),
-    ("shell config words", architecture._shell_write, lambda n: "config.json " * n, 1_000),
+    ("shell jq", check08_architecture._shell_write, lambda n: "jq " * n, 1_000),
+    ("shell redirections", check08_architecture._shell_write, lambda n: ">" * n + " config.jso", 3_000),
+    ("shell config words", check08_architecture._shell_write, lambda n: "config.json " * n, 1_000),
     ("waiver comments", lambda t: waivers._without_html_comments(t), lambda n: "<!--" * n, 3_000),
-    ("recipe names", lambda t: recipe_link._NAME_SEPARATORS.split(t), lambda n: "a" + " " * n + "b", 3_000),
+    ("recipe names", lambda t: check03_recipe_link._NAME_SEPARATORS.split(t), lambda n: "a" + " " * n + "b", 3_000),
     ("substitution", patch_sites._outer_substitution, lambda n: "$(" * n, 50_000),
     ("shell words", patch_sites.split_words, lambda n: "python -c 'import vllm" + "1+" * n + "'", 20_000),
     ("shell quoted words", patch_sites.split_words, lambda n: 'pip show "' + "\\x" * n + '"', 20_000),

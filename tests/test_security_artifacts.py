@@ -23,7 +23,7 @@ from app.artifacts import (
     MAX_ZIP_BYTES,
     unpack,
 )
-from checks import evals
+from checks.rules import check02_evals
 
 from .test_replay import assert_same_snapshot, gathered
 from .variants import EVAL_ARTIFACT, failing, green_world, replayed, verdict, zipped
@@ -143,7 +143,7 @@ def test_a_hostile_eval_artifact_fails_check_2_naming_it_and_why(tmp_path, case)
     (world / "artifacts" / f"{EVAL_ARTIFACT}.zip").write_bytes(build())
     v = replayed(world)
     assert v.label == "REJECTED"
-    why = failing(v)[evals.NUMBER]
+    why = failing(v)[check02_evals.NUMBER]
     assert "eval_results_all" in why and reason in why
     assert "internal error" not in why
     over_http, offline = gathered(world)
@@ -160,5 +160,5 @@ def test_an_eval_artifact_over_the_size_cap_is_never_downloaded(tmp_path):
     assert_same_snapshot(over_http, offline)
     art = next(a for a in over_http.artifacts if a.artifact_id == EVAL_ARTIFACT)
     assert art.error == f"artifact is 60,000,000 bytes, over the {MAX_ZIP_BYTES:,}-byte cap"
-    why = failing(verdict(world))[evals.NUMBER]
+    why = failing(verdict(world))[check02_evals.NUMBER]
     assert "eval_results_all" in why and "over the 50,000,000-byte cap" in why

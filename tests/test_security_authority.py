@@ -25,7 +25,7 @@ from app.observability import Metrics
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
 from app.store import Job, SqliteStore
-from checks import codeowner, evals, reuse_command
+from checks.rules import check00_codeowner, check02_evals, check04_reuse_command
 
 from .variants import (
     BASE_SHA,
@@ -37,9 +37,9 @@ from .variants import (
     REPO,
     REUSE_ID,
     SIGNOFF_ID,
+    base,
     comment_of,
     edit_world,
-    base,
     failing,
     green_world,
     head,
@@ -80,8 +80,8 @@ def test_a_sign_off_by_someone_who_owns_none_of_the_changed_files_is_rejected(wo
     v = verdict(edit_world(world, sign_as))
     assert v.label == "REJECTED"
     assert v.signer == login
-    assert codeowner.NUMBER in failing(v)
-    assert login in failing(v)[codeowner.NUMBER]
+    assert check00_codeowner.NUMBER in failing(v)
+    assert login in failing(v)[check00_codeowner.NUMBER]
 
 
 def test_an_owners_older_sign_off_does_not_survive_a_strangers_newer_one(world):
@@ -134,7 +134,7 @@ def test_the_bots_own_verdict_comment_neither_signs_off_nor_commands(world):
 
     v = verdict(edit_world(world, only_the_bot))
     assert v.label == "REJECTED" and v.signer is None
-    assert reuse_command.NUMBER in failing(v)
+    assert check04_reuse_command.NUMBER in failing(v)
 
 
 # --- who commands ----------------------------------------------------------------------------------
@@ -148,7 +148,7 @@ def test_reuse_from_anyone_but_a_maintainer_does_not_count(world, login, associa
 
     v = verdict(edit_world(world, command_by))
     assert v.label == "REJECTED"
-    assert reuse_command.NUMBER in failing(v)
+    assert check04_reuse_command.NUMBER in failing(v)
 
 
 def test_a_bare_reuse_in_a_review_summary_or_inline_comment_does_not_count(world):
@@ -161,7 +161,7 @@ def test_a_bare_reuse_in_a_review_summary_or_inline_comment_does_not_count(world
                           "body": "/reuse-sweep-run 9001"}]
 
     v = verdict(edit_world(world, elsewhere))
-    assert reuse_command.NUMBER in failing(v)
+    assert check04_reuse_command.NUMBER in failing(v)
 
 
 # --- what the PR's own files say ---------------------------------------------------------------------
@@ -175,8 +175,8 @@ def test_a_pr_that_makes_its_signer_a_codeowner_is_judged_by_the_base_codeowners
 
     v = verdict(edit_world(world, amd_signs))
     assert v.label == "REJECTED"
-    assert "amd-owner is not an owner" in failing(v)[codeowner.NUMBER]
-    assert "assigns it to @nv-owner" in failing(v)[codeowner.NUMBER]  # the base file's rule
+    assert "amd-owner is not an owner" in failing(v)[check00_codeowner.NUMBER]
+    assert "assigns it to @nv-owner" in failing(v)[check00_codeowner.NUMBER]  # the base file's rule
 
 
 def test_a_pr_that_lowers_the_eval_bar_is_judged_by_the_base_thresholds(world):
@@ -188,7 +188,7 @@ def test_a_pr_that_lowers_the_eval_bar_is_judged_by_the_base_thresholds(world):
         "default:\n  gsm8k: 0.5\nmodels:\n  dsv4:\n    gsm8k: 0.5\n", encoding="utf-8")
     v = verdict(world)
     assert v.label == "REJECTED"
-    assert "0.91" in failing(v)[evals.NUMBER]
+    assert "0.91" in failing(v)[check02_evals.NUMBER]
 
 
 def test_a_pr_that_revives_a_deprecated_scenario_in_models_md_is_judged_by_the_base_file(world):
@@ -231,7 +231,7 @@ def test_a_pr_that_rewrites_the_bots_policy_file_changes_nothing(world):
 
     v = verdict(edit_world(world, as_a_stranger))
     assert v.label == "REJECTED"
-    assert {codeowner.NUMBER, reuse_command.NUMBER} <= set(failing(v))
+    assert {check00_codeowner.NUMBER, check04_reuse_command.NUMBER} <= set(failing(v))
 
 
 @pytest.mark.parametrize("path", [".github/workflows/run-sweep.yml", ".github/workflows/benchmark-tmpl.yml",
@@ -277,7 +277,7 @@ def test_a_fork_cannot_pass_on_runs_and_claims_of_its_own(world):
     fork_world = edit_world(world, fork)
     v = verdict(fork_world)
     assert v.label == "REJECTED"
-    assert {1, 2, reuse_command.NUMBER} <= set(failing(v))
+    assert {1, 2, check04_reuse_command.NUMBER} <= set(failing(v))
     assert replayed(fork_world).label == "REJECTED"
 
 

@@ -27,9 +27,11 @@ from app.files import MAX_TEXT_BYTES
 from app.github import CallStats, installation_client
 from app.pipeline import verify
 from app.replay import REPLAY_APP_ID, throwaway_key
-from checks import codeowner, codeowners
-from checks.completeness import NUMBER as COMPLETENESS_NUMBER, UNREADABLE_RULE
+from checks import codeowners
 from checks.rule import LINT_ROW as LINT_NUMBER
+from checks.rules import check00_codeowner
+from checks.rules.extra14_complete_evidence import NUMBER as COMPLETENESS_NUMBER
+from checks.rules.extra14_complete_evidence import UNREADABLE_RULE
 
 from .test_replay import assert_same_snapshot, gathered
 from .variants import (
@@ -268,7 +270,7 @@ def test_10000_wildcard_codeowners_rules_against_3000_paths_fail_closed_within_t
         (folder / f"{'a' * 20}{n}.txt").write_text("a\n")
     result = bounded(world)
     assert result["label"] == "REJECTED"
-    reason = result["failing"][codeowner.NUMBER]
+    reason = result["failing"][check00_codeowner.NUMBER]
     assert f"more than {codeowners.MAX_STEPS:,} steps" in reason and "10,001 rules" in reason
 
 

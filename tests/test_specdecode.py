@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from checks import runs
-from checks import spec_settings
+from checks import runs, spec_settings
 from checks import specdecode as sd
 from checks.bash import Script
 from checks.yamlload import load
@@ -230,9 +229,14 @@ def test_inventory_is_deterministic():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from checks import architecture, chat_template, engine_patches, golden_al  # noqa: E402
+from checks.rules import (  # noqa: E402
+    check08_architecture,
+    check09_chat_template,
+    check10_engine_patches,
+    check11_golden_al,
+)
 
-CHECKS = (architecture, chat_template, engine_patches, golden_al)
+CHECKS = (check08_architecture, check09_chat_template, check10_engine_patches, check11_golden_al)
 _ALPHABET = st.sampled_from(list("abcEAGLE_$\"'{}[]()=:;#\\<>-/. \n\t0123456789")
                             + ["<<EOF\n", "\nEOF\n", "--speculative-algorithm ", "--hf-overrides ",
                                "SGLANG_SIMULATE_ACC_LEN=", "\"num_speculative_tokens\": ", "build_replay_cmd",

@@ -7,8 +7,9 @@ the bot must read it as bash and the engine do, and reject a config only for a v
 
 from __future__ import annotations
 
-from checks import engines, golden_al, specmodel
+from checks import engines, specmodel
 from checks.result import Status
+from checks.rules import check11_golden_al
 from tests.builders import BASE, HEAD, changed, ctx
 
 GLM = "benchmarks/single_node/agentic/glm5.2_fp4_mi355x_sglang_mtp.sh"
@@ -28,7 +29,7 @@ SERVE = "python3 -m sglang.launch_server --model-path m --speculative-algorithm 
 
 def check(files, **kw):
     kw.setdefault("policy", CURVES)
-    return golden_al.check(ctx(files=files, **kw))
+    return check11_golden_al.check(ctx(files=files, **kw))
 
 
 def glm(head: str, **kw):

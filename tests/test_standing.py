@@ -1,5 +1,5 @@
 """Whether a sign-off stands: the phrase as paragraph text, its author's own words, the content it was
-first verified on (checks/signoff.py, checks/standing.py), and the app's side of it: the last editor read
+first verified on (checks/signoff.py, checks/rules/extra15_own_words.py), and the app's side of it: the last editor read
 from GitHub's GraphQL API (app/edits.py, app/gather.py) and the records that outlive the database
 (app/jobs.py, against the fake GitHub)."""
 
@@ -21,12 +21,13 @@ from app.publish import CHECK_NAME
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
 from app.store import Job, SqliteStore
-from checks import freshness, signoff, standing
+from checks import freshness, signoff
 from checks.context import Context
-from checks.completeness import NUMBER as COMPLETENESS_NUMBER
 from checks.engine import evaluate
 from checks.policy import Policy
 from checks.result import Status
+from checks.rules import extra15_own_words
+from checks.rules.extra14_complete_evidence import NUMBER as COMPLETENESS_NUMBER
 from checks.snapshot import Comment
 
 from .builders import snapshot
@@ -107,13 +108,13 @@ def test_an_edit_is_a_new_version_of_the_sign_off():
 
 def test_the_engine_adds_the_own_words_row_first_among_its_extra_rows_saying_why():
     own = evaluate(snapshot(comments=[comment()]))
-    assert own.signoff.comment == comment() and standing.OWN_WORDS_NUMBER not in {r.number for r in own.extra}
+    assert own.signoff.comment == comment() and extra15_own_words.OWN_WORDS_NUMBER not in {r.number for r in own.extra}
     edited = evaluate(snapshot(comments=[comment(last_editor="mallory", edited_at="2026-09-02T11:00:00Z")],
                                truncated="GitHub lists at most 3000 files of a pull request; this one has more"))
     assert edited.label == "REJECTED"
-    assert [r.number for r in edited.extra] == [standing.OWN_WORDS_NUMBER, COMPLETENESS_NUMBER]
+    assert [r.number for r in edited.extra] == [extra15_own_words.OWN_WORDS_NUMBER, COMPLETENESS_NUMBER]
     assert edited.extra[0].status is Status.FAIL and "last edited by mallory" in edited.extra[0].reason
-    assert standing.OWN_WORDS_NAME in [r.name for r in edited.rows if not r.passed]
+    assert extra15_own_words.OWN_WORDS_NAME in [r.name for r in edited.rows if not r.passed]
 
 
 # --- freshness ------------------------------------------------------------------------------------

@@ -6,9 +6,9 @@ import shutil
 
 from app import render
 from app.replay import DEMO_WORLD, replay
-from checks.completeness import NAME as COMPLETENESS_NAME
 from checks.engine import LINT_NAME, evaluate
 from checks.result import Status
+from checks.rules.extra14_complete_evidence import NAME as COMPLETENESS_NAME
 from checks.snapshot import ChangedFile
 from tests.builders import snapshot
 from tests.variants import RECIPE, base, green_world, head, verdict

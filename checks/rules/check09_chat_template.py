@@ -91,14 +91,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .context import Context
-from .result import CheckResult, Finding, Severity, Status
-from .bash import UNKNOWN, Call
-from .specdecode import CLIENT_FUNCTIONS, SpecUnit
-from .specmodel import commands, function_body, model, programs, throughput_commands
-from .srtslurm import uses_chat_template, variants
-from .tracing import Reached
-from .yamlload import LineDict
+from checks.bash import UNKNOWN, Call
+from checks.context import Context
+from checks.result import CheckResult, Finding, Severity, Status
+from checks.specdecode import CLIENT_FUNCTIONS, SpecUnit
+from checks.specmodel import commands, function_body, model, programs, throughput_commands
+from checks.srtslurm import uses_chat_template, variants
+from checks.tracing import Reached
+from checks.yamlload import LineDict
 
 NUMBER = 9
 NAME = "spec-decode chat template"

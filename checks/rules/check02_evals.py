@@ -72,12 +72,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import commands, hardware, sweeps
-from .context import Context
-from .evidence import Missing
-from .masterconfig import EntryChange, MasterConfig, search_points
-from .result import CheckResult, Status
-from .yamlload import YamlProblem, load
+from checks import commands, hardware, sweeps
+from checks.context import Context
+from checks.evidence import Missing
+from checks.masterconfig import EntryChange, MasterConfig, search_points
+from checks.result import CheckResult, Status
+from checks.yamlload import YamlProblem, load
 
 NUMBER = 2
 NAME = "evals pass"

@@ -69,11 +69,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import hardware
-from .context import Context
-from .masterconfig import EntryChange, iter_fields
-from .result import CheckResult, Finding, Severity, Status
-from .yamlload import LineDict
+from checks import hardware
+from checks.context import Context
+from checks.masterconfig import EntryChange, iter_fields
+from checks.result import CheckResult, Finding, Severity, Status
+from checks.yamlload import LineDict
 
 NUMBER = 6
 NAME = "upstream image / ordering"

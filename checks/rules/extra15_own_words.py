@@ -61,9 +61,9 @@ Stale and unknown fail closed alike: the check run asks for a fresh sign-off
 
 from __future__ import annotations
 
-from . import signoff
-from .context import Context
-from .result import CheckResult, Status
+from checks import signoff
+from checks.context import Context
+from checks.result import CheckResult, Status
 
 OWN_WORDS_NUMBER = 15
 OWN_WORDS_NAME = "Signer's own words"

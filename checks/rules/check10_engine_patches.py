@@ -76,15 +76,15 @@ from __future__ import annotations
 import bisect
 import posixpath
 
-from . import reachability, waivers
-from .context import Context
-from .evidence import Missing
-from .patch_sites import Read, Reading, ScriptReader, Site, diff_effect, line_sites, python_file_sites
-from .result import CheckResult, Finding, Severity, Status
-from .bash import Script
-from .snapshot import ChangedFile
-from .stack import Target, path_target
-from .yamlload import LineDict, LineList, YamlProblem, load
+from checks import reachability, waivers
+from checks.bash import Script
+from checks.context import Context
+from checks.evidence import Missing
+from checks.patch_sites import Read, Reading, ScriptReader, Site, diff_effect, line_sites, python_file_sites
+from checks.result import CheckResult, Finding, Severity, Status
+from checks.snapshot import ChangedFile
+from checks.stack import Target, path_target
+from checks.yamlload import LineDict, LineList, YamlProblem, load
 
 NUMBER = 10
 NAME = "no engine patches"

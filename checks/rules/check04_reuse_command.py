@@ -42,11 +42,11 @@ Mirroring InferenceX's `find_reusable_sweep_run.py`:
 
 from __future__ import annotations
 
-from .commands import Command, commands, effective, run_problem
-from .context import Context
-from .evidence import Missing
-from .result import CheckResult, Status
-from .snapshot import WorkflowRun
+from checks.commands import Command, commands, effective, run_problem
+from checks.context import Context
+from checks.evidence import Missing
+from checks.result import CheckResult, Status
+from checks.snapshot import WorkflowRun
 
 NUMBER = 4
 NAME = "reuse command"

@@ -53,10 +53,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import codeowners
-from .context import Context
-from .evidence import Missing
-from .result import CheckResult, Status
+from checks import codeowners
+from checks.context import Context
+from checks.evidence import Missing
+from checks.result import CheckResult, Status
 
 NUMBER = 0
 NAME = "CODEOWNER"

@@ -63,11 +63,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from . import changelog
-from .context import Context
-from .masterconfig import MasterConfig, search_points
-from .result import CheckResult, Finding, Severity, Status
-from .yamlload import LineDict, YamlProblem
+from checks import changelog
+from checks.context import Context
+from checks.masterconfig import MasterConfig, search_points
+from checks.result import CheckResult, Finding, Severity, Status
+from checks.yamlload import LineDict, YamlProblem
 
 NUMBER = 12
 NAME = "append-only"

@@ -57,11 +57,11 @@ from collections.abc import Iterator, Mapping
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from . import models_md
-from .context import Context
-from .masterconfig import EntryChange, search_points
-from .result import CheckResult, Finding, Severity, Status
-from .yamlload import LineDict
+from checks import models_md
+from checks.context import Context
+from checks.masterconfig import EntryChange, search_points
+from checks.result import CheckResult, Finding, Severity, Status
+from checks.yamlload import LineDict
 
 NUMBER = 7
 NAME = "deprecated models"

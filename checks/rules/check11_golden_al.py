@@ -100,15 +100,15 @@ from __future__ import annotations
 import posixpath
 import re
 
-from .context import Context
-from .result import CheckResult, Finding, Severity, Status
-from .runs import head_points
-from .signoff import links
-from . import engines
-from .spec_settings import Simulation, SpecConfig
-from .specdecode import SpecUnit, entry_is_agentic, point_is_spec
-from .specmodel import SpecRead, model
-from .yamlload import YamlProblem, load
+from checks import engines
+from checks.context import Context
+from checks.result import CheckResult, Finding, Severity, Status
+from checks.runs import head_points
+from checks.signoff import links
+from checks.spec_settings import Simulation, SpecConfig
+from checks.specdecode import SpecUnit, entry_is_agentic, point_is_spec
+from checks.specmodel import SpecRead, model
+from checks.yamlload import YamlProblem, load
 
 NUMBER = 11
 NAME = "agentic golden AL"

@@ -76,12 +76,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .context import Context
-from .model_config import (ARCH_FIELDS, NATIVE_MODE_KEYS, ConfigEdits, classify_keys, python_config_edits,
-                           shell_config_edits)
-from .result import CheckResult, Finding, Severity, Status
-from .snapshot import ChangedFile
-from .bash import ShellLine, heredoc_bodies
+from checks.bash import ShellLine, heredoc_bodies
+from checks.context import Context
+from checks.model_config import (
+    ARCH_FIELDS,
+    NATIVE_MODE_KEYS,
+    ConfigEdits,
+    classify_keys,
+    python_config_edits,
+    shell_config_edits,
+)
+from checks.result import CheckResult, Finding, Severity, Status
+from checks.snapshot import ChangedFile
 
 NUMBER = 8
 NAME = "no architecture hacks"

@@ -117,14 +117,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import hardware, markdown, masterconfig, serverargs, signoff
-from .context import Context
-from .evidence import Missing, UpstreamTarget
-from .upstream_recipes import RECIPE_ROOT, targets, upstream_mentions
-from .masterconfig import EntryChange
-from .result import CheckResult, Status
-from .snapshot import ChangedFile, UpstreamDoc
-from .yamlload import LineDict
+from checks import hardware, markdown, masterconfig, serverargs, signoff
+from checks.context import Context
+from checks.evidence import Missing, UpstreamTarget
+from checks.masterconfig import EntryChange
+from checks.result import CheckResult, Status
+from checks.snapshot import ChangedFile, UpstreamDoc
+from checks.upstream_recipes import RECIPE_ROOT, targets, upstream_mentions
+from checks.yamlload import LineDict
 
 NUMBER = 3
 NAME = "recipe link"

@@ -33,8 +33,8 @@ benchmarks/... cannot be read (...); the checks read only text files".
 
 from __future__ import annotations
 
-from .context import Context
-from .result import CheckResult, Finding, Severity, Status
+from checks.context import Context
+from checks.result import CheckResult, Finding, Severity, Status
 
 NUMBER = 14
 NAME = "Complete evidence"

@@ -82,9 +82,9 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from . import markdown, signoff
-from .context import Context
-from .result import CheckResult, Status
+from checks import markdown, signoff
+from checks.context import Context
+from checks.result import CheckResult, Status
 
 NUMBER = 5
 NAME = "latest checklist"
