@@ -53,8 +53,9 @@ from typing import Any, Awaitable, Callable, Hashable, TypeVar
 from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
-from checks import anticipated, signoff
+from checks import anticipated
 from checks.evidence import UpstreamTarget
+from checks.facts import signoff
 from checks.policy import CONFIG_PATH, Policy
 from checks.registry import RULES
 from checks.rule import Rule

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from checks import freshness
+from checks.facts import freshness
 from checks.snapshot import Artifact, CheckRun, Comment, WorkflowRun
 
 from .publish import CHECK_NAME

@@ -6,7 +6,7 @@ Kinds:
   the re-check command queues a verification (maintainers only).
 - verify: gather, check, publish at the PR's current head, pinned for the job.
   A sign-off counts only as its author's own words, and vouches for the
-  content it was first verified on (`checks.freshness`): when the PR's
+  content it was first verified on (`checks.facts.freshness`): when the PR's
   effective diff has changed since, or no record says what it was given on,
   the head's check run is `action_required` (a fresh sign-off is needed)
   instead of a verdict. What it was first verified on is kept in the
@@ -39,8 +39,8 @@ from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
 from checks import acceptance
-from checks import commands as command_rules
-from checks import freshness, signoff
+from checks.facts import commands as command_rules
+from checks.facts import freshness, signoff
 from checks.policy import Policy
 from checks.registry import LINT
 from checks.result import JobFacts, Outcome, job_outcome

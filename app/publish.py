@@ -12,7 +12,7 @@ Publishing is idempotent, so a job that is retried or raced publishes once:
   name and app id): a same-named run of another app or of a workflow job is
   never touched (GitHub would refuse the update), ours is created beside it.
   Its summary ends with the App's hidden record of what each sign-off was
-  first verified on (`checks.freshness`): only this App can write its check
+  first verified on (`checks.facts.freshness`): only this App can write its check
   runs, so that record survives the loss of the database; an update that
   brings no record keeps the run's one;
 - findings on lines of the diff are posted once as one review with inline
@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from githubkit import GitHub
 
-from checks import freshness
+from checks.facts import freshness
 from checks.result import Finding, Severity, Status, Verdict
 from checks.snapshot import Comment, Snapshot
 

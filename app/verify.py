@@ -8,7 +8,7 @@ A dry run (the default) gathers and checks exactly as `replay` does (`app.pipeli
 published) and prints the verdict. `--publish` runs the App's own jobs (`app.jobs.JobRunner`: the verify
 job, and for an event the jobs the App's router queues for it, `app.event`) on a database that lives for
 this one command: what each sign-off was first verified on comes from the records the verifier keeps in
-its own check runs (`checks.freshness`), which the first verification of a PR starts. With a token, "its
+its own check runs (`checks.facts.freshness`), which the first verification of a PR starts. With a token, "its
 own" check runs are those of the app the token writes as: a workflow's GITHUB_TOKEN writes as the GitHub
 Actions app (`SIGNOFF_BOT_CHECKS_APP_ID`, default 15368, GitHub.com's), whose check runs every workflow of
 the repository with `checks: write` can also write (docs/action.md).
@@ -29,8 +29,8 @@ from pathlib import Path
 
 from githubkit import GitHub
 
-from checks import freshness
 from checks import result
+from checks.facts import freshness
 from checks.policy import CONFIG_PATH
 from checks.result import JobFacts, Verdict, job_outcome
 from checks.rule import Rule

@@ -12,7 +12,7 @@ A named person with write access taking responsibility, on the record, is the
 honest middle.
 
 How it decides (`commands`, pure; the app pins each command to the content
-like a sign-off, `checks.freshness`, and hands back the ones still standing):
+like a sign-off, `checks.facts.freshness`, and hands back the ones still standing):
 - the command opens a line of a conversation comment by a user (not a bot):
   `/signoff-accept <row> <reason>`, the row's number (`11`, `check 11` or
   `#11`) and a reason of at least `MIN_REASON_WORDS` words;
@@ -37,10 +37,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from .commands import WRITE_PERMISSIONS
 from .context import Context
+from .facts.commands import WRITE_PERMISSIONS
+from .facts.signoff import is_bot, version
 from .result import CheckResult, Status, Verdict
-from .signoff import is_bot, version
 from .snapshot import Comment
 
 COMMAND = "/signoff-accept"
@@ -64,7 +64,7 @@ class Acceptance:
 
     @property
     def pin_key(self) -> str:
-        """What pins it to content, as a sign-off is pinned (`checks.freshness`)."""
+        """What pins it to content, as a sign-off is pinned (`checks.facts.freshness`)."""
         return version(self.comment)
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from checks import codeowners, signoff, upstream_recipes
 from checks.evidence import UpstreamTarget
+from checks.facts import codeowners, signoff, upstream_recipes
 from checks.policy import Policy
 from checks.snapshot import Comment
 

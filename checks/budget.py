@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from .facts.signoff import find
 from .policy import Policy
 from .result import CheckResult, Finding, Severity, Verdict
-from .signoff import find
 from .rule import LINT_ROW, Rule
 from .snapshot import Snapshot
 

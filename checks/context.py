@@ -25,11 +25,12 @@ from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
-from . import bash, masterconfig, progress, signoff
-from .evidence import MISSING, UpstreamTarget, Wanted, Missing
+from . import progress
+from .evidence import MISSING, Missing, UpstreamTarget, Wanted
+from .facts import bash, masterconfig, signoff
+from .facts.yamlload import YamlProblem, load
 from .policy import Policy
 from .snapshot import ArtifactFiles, ChangedFile, Snapshot, UpstreamDoc, WorkflowRun
-from .yamlload import YamlProblem, load
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 T = TypeVar("T")

@@ -35,7 +35,7 @@ from .result import CheckResult, Finding, Severity, Status, Verdict
 from .rule import LINT_ROW, Rule, run
 from .snapshot import Snapshot
 
-MAX_ROUNDS = 8  # evidence fetches: a launcher, the script it picks, and what that runs (checks.runs)
+MAX_ROUNDS = 8  # evidence fetches: a launcher, the script it picks, and what that runs (checks.facts.runs)
 LINT_NAME = "Recipe lint"
 
 

@@ -20,7 +20,7 @@ import fnmatch
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from .yamlload import LineDict, YamlProblem, load
+from .facts.yamlload import LineDict, YamlProblem, load
 
 CONFIG_PATH = ".github/signoff-bot.yml"
 _CHOICES = {"lint": ("advice", "blocking"), "workflow_changes": ("note", "blocking")}

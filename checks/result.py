@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterable
 
+from .facts.signoff import SignOff
 from .policy import Policy
-from .signoff import SignOff
 
 
 class Status(str, Enum):

@@ -107,7 +107,7 @@ class CheckRun:
     completed_at: str = ""
     url: str = ""
     # What one of this App's own sign-off check runs recorded: when that verification read the PR, and
-    # every sign-off pin of the PR (checks.freshness.Record, as JSON); "" on any other check run. Only the
+    # every sign-off pin of the PR (checks.facts.freshness.Record, as JSON); "" on any other check run. Only the
     # App can write its runs.
     record: str = ""
 

@@ -88,7 +88,7 @@ def test_reuse_of_a_run_still_running_is_refused(stack):
 
 
 # Green sweeps with eval artifacts that the reuse path must still refuse, each for one reason only
-# (`checks.commands.run_problem`): were the App to skip that rule, it would accept the run.
+# (`checks.facts.commands.run_problem`): were the App to skip that rule, it would accept the run.
 REFUSED_RUNS = {
     9004: ({"head_sha": LATE, "head_branch": "contributor/late-sweep", "pull_requests": [43]},
            "ran on commit e5e5e5e5, not a commit of this PR"),

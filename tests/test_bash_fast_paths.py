@@ -1,4 +1,4 @@
-"""The fast paths of checks/bash that remain give what the general paths give: a run of literal parts as one
+"""The fast paths of checks/facts/bash that remain give what the general paths give: a run of literal parts as one
 text (a bound as much as a speed-up: `values._literal_run`), leaving the words of a command unexpanded when the
 interpreter (or a trace's watch) reads none of them, merging states by the bindings that differ, not running a
 script none of whose commands can launch, not parsing a `$(...)` body that cannot be a pure builtin or that is
@@ -10,16 +10,23 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from checks.bash import Script
-from checks.bash.builtins import PURE, UNKNOWN, lone_command, substitution_command
-from checks.bash.reading import statements
-from checks.bash.commands import launch_at, launched_at, may_become_launch, run_at, scripts_run_at
-from checks.bash.interpreter import (Binding, Interpreter, State, _substitutes, merge, reads_call_names,
-                                     reads_first_field)
-from checks.bash.syntax import Simple
-from checks.bash.values import Evaluator, _fields, dedupe, mark, written
-from checks.bash.lines import ShellLine, _new_line
-from checks.bash.words import Part, Word, new_word
+from checks.facts.bash import Script
+from checks.facts.bash.builtins import PURE, UNKNOWN, lone_command, substitution_command
+from checks.facts.bash.commands import launch_at, launched_at, may_become_launch, run_at, scripts_run_at
+from checks.facts.bash.interpreter import (
+    Binding,
+    Interpreter,
+    State,
+    _substitutes,
+    merge,
+    reads_call_names,
+    reads_first_field,
+)
+from checks.facts.bash.lines import ShellLine, _new_line
+from checks.facts.bash.reading import statements
+from checks.facts.bash.syntax import Simple
+from checks.facts.bash.values import Evaluator, _fields, dedupe, mark, written
+from checks.facts.bash.words import Part, Word, new_word
 
 _WORDS = ["echo", "vllm", "serve", "nohup", "python3", "-m", "sglang.launch_server", "f", "export", "local",
           "declare", "unset", "[", "]", "[[", "]]", "=", "test", "true", "exit", "return", "cd", "eval", "bash",

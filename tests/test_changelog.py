@@ -1,4 +1,4 @@
-"""checks.changelog: the textual split, lazy parsing with file lines, and the base/head alignment."""
+"""checks.facts.changelog: the textual split, lazy parsing with file lines, and the base/head alignment."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks import changelog
-from checks.changelog import Changelog, diff, diff_texts, expand_keys
-from checks.yamlload import YamlProblem
+from checks.facts import changelog
+from checks.facts.changelog import Changelog, diff, diff_texts, expand_keys
+from checks.facts.yamlload import YamlProblem
 from tests.conftest import SHARED_WORLDS
 
 

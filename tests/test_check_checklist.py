@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from checks.context import Context
+from checks.facts.signoff import SIGNOFF_CHARS
 from checks.registry import rules_of
 from checks.result import Status
 from checks.rules import check05_checklist
-from checks.signoff import SIGNOFF_CHARS
 from tests.builders import REPO, SIGNOFF_HEAD, comment, ctx
 from tests.conftest import world_params
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks import patch_sites
-from checks.bash import Script
+from checks.facts import patch_sites
+from checks.facts.bash import Script
 from checks.result import Status
 from checks.rules import check10_engine_patches
 from checks.rules.check10_engine_patches import RULE

@@ -7,8 +7,8 @@ import json
 import pytest
 import yaml
 
-from checks import hardware
 from checks.evidence import Wanted
+from checks.facts import hardware
 from checks.registry import rules_of
 from checks.result import Status
 from checks.rules import check01_sweep

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks import hardware
+from checks.facts import hardware
 from checks.result import Severity, Status
 from checks.rules import check06_images
 from checks.rules.check06_images import RULE_IMAGE, RULE_ORDER

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from checks import upstream_recipes
 from checks.context import Context
 from checks.evidence import UpstreamTarget
+from checks.facts import upstream_recipes
 from checks.registry import rules_of
 from checks.result import Status
 from checks.rules import check03_recipe_link as recipe_link

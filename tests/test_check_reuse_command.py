@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from checks import commands
 from checks.context import Context
 from checks.evidence import Wanted
+from checks.facts import commands
 from checks.policy import Policy
 from checks.registry import rules_of
 from checks.result import Status

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from checks import sweeps
+from checks.facts import sweeps
 from checks.policy import Policy
 from checks.registry import rules_of
 from checks.result import Status

@@ -1,4 +1,4 @@
-"""CODEOWNERS parsing and gitignore-style matching (checks/codeowners.py)."""
+"""CODEOWNERS parsing and gitignore-style matching (checks/facts/codeowners.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.codeowners import Problem, compile_pattern, parse
+from checks.facts.codeowners import Problem, compile_pattern, parse
 
 # --- patterns -----------------------------------------------------------------
 

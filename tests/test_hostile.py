@@ -9,14 +9,14 @@ import time
 
 import pytest
 
-from checks.bash import MAX_SCRIPT, Script
-from checks.bash.tree import MAX_NESTING, nesting
 from checks.engine import evaluate
-from checks.masterconfig import MasterConfig
-from checks.commands import parse_run_id
+from checks.facts.bash import MAX_SCRIPT, Script
+from checks.facts.bash.tree import MAX_NESTING, nesting
+from checks.facts.commands import parse_run_id
+from checks.facts.masterconfig import MasterConfig
+from checks.facts.yamlload import YamlProblem, load
 from checks.registry import CHECKS, RULES
 from checks.result import Status
-from checks.yamlload import YamlProblem, load
 
 from .builders import changed, comment, snapshot
 

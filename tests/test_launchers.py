@@ -1,12 +1,12 @@
-"""Which launcher a runner label runs, and what its srtslurm.yaml maps a container name to (checks/launchers.py)."""
+"""Which launcher a runner label runs, and what its srtslurm.yaml maps a container name to (checks/facts/launchers.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from checks import launchers, runs
+from checks.facts import launchers, runs
 from tests.builders import HEAD, ctx
-from tests.test_lint_master_recipe_parity import LAUNCHER, LAUNCHER_SH, L_CONTAINERS
+from tests.test_lint_master_recipe_parity import L_CONTAINERS, LAUNCHER, LAUNCHER_SH
 
 RUNNERS = """labels:
   h200:

@@ -16,7 +16,7 @@ PURE_STDLIB = {
     "__future__", "ast", "bisect", "collections", "dataclasses", "datetime", "difflib", "enum", "fnmatch",
     "functools", "hashlib", "itertools", "json", "math", "operator", "posixpath", "re", "shlex", "sys",
     "traceback", "types", "typing", "urllib",
-    "threading",  # a tree-sitter parser per thread (checks/bash/tree.py): a thread-local, no I/O
+    "threading",  # a tree-sitter parser per thread (checks/facts/bash/tree.py): a thread-local, no I/O
 }
 PARSERS = {"yaml", "tree_sitter", "tree_sitter_bash", "markdown_it"}
 CLOCK_CALLS = {"now", "today", "utcnow", "time", "monotonic", "perf_counter", "getenv"}
@@ -97,7 +97,7 @@ def test_no_import_cycle_in_checks_or_app() -> None:
 
 def test_the_walk_sees_both_packages_and_their_imports() -> None:
     """The rules above are only as good as the walk: it must find the modules and resolve relative imports."""
-    assert {"checks.engine", "checks.bash.script", "app.gather", "app.server"} <= set(ALL)
+    assert {"checks.engine", "checks.facts.bash.script", "app.gather", "app.server"} <= set(ALL)
     assert "checks.registry" in GRAPH["checks.engine"]
     assert "app.judge" in GRAPH["app.gather"]
 

@@ -16,14 +16,14 @@ import pytest
 from app import offline
 from app.replay import DEMO_WORLD
 from app.world import World
-from checks import launchers, patch_sites, pycode, waivers
-from checks.bash import Script
-from checks.bash.builtins import pure_output
 from checks.engine import Completion
-from checks.masterconfig import MasterConfig
+from checks.facts import launchers, patch_sites, pycode, waivers
+from checks.facts.bash import Script
+from checks.facts.bash.builtins import pure_output
+from checks.facts.masterconfig import MasterConfig
+from checks.facts.yamlload import YamlProblem, load
 from checks.rules import check03_recipe_link, check08_architecture
 from checks.snapshot import ChangedFile
-from checks.yamlload import YamlProblem, load
 
 RATIO = 9.0  # generous: between linear (4) and quadratic (16), for a noisy machine
 FLOOR = 0.05  # seconds: below this at 4n, no verdict on the shape
@@ -126,19 +126,19 @@ def test_the_whole_verification_takes_time_linear_in_a_file(demo, path, shape, n
 
 # Readers issue 25 rewrote: the shapes that were quadratic in them.
 def test_spec_settings_placeholder_is_linear():
-    from checks import spec_settings
+    from checks.facts import spec_settings
 
     _linear(lambda t: spec_settings._PLACEHOLDER.match(t), lambda n: "%" + "0" * n, 2_000)
 
 
 def test_specdecode_heredoc_target_is_linear():
-    from checks import specdecode
+    from checks.facts import specdecode
 
     _linear(specdecode.heredoc_target, lambda n: "; cat x" * n, 2_000)
 
 
 def test_specdecode_client_module_is_linear():
-    from checks import specdecode
+    from checks.facts import specdecode
 
     _linear(lambda t: specdecode._CLIENT_MODULE.search(t), lambda n: "\n" * n + "x", 3_000)
 

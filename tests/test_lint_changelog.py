@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.changelog import expand_keys
+from checks.facts.changelog import expand_keys
+from checks.facts.masterconfig import MasterConfig
 from checks.lint import changelog_append_only, changelog_pr_link, changelog_unknown_key
-from checks.masterconfig import MasterConfig
 from checks.result import Severity
 from tests.builders import changed, ctx
 from tests.test_lint_recipes import MASTER, OTHER, master_yaml

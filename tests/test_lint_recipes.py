@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks import hardware, runs
+from checks.facts import hardware, runs
 from checks.lint import recipes
 from tests.builders import HEAD, changed, ctx
 

@@ -1,8 +1,8 @@
-"""The one Markdown reader (checks/markdown.py) and what the sign-off and the checklist template read with it."""
+"""The one Markdown reader (checks/facts/markdown.py) and what the sign-off and the checklist template read with it."""
 
 from __future__ import annotations
 
-from checks import markdown, signoff
+from checks.facts import markdown, signoff
 from tests.builders import SIGNOFF_HEAD, comment
 
 BODY = f"""{SIGNOFF_HEAD}

@@ -1,4 +1,4 @@
-"""checks/masterconfig.py: the textual block split, the cheap read of an entry's scalar fields and of lines."""
+"""checks/facts/masterconfig.py: the textual block split, the cheap read of an entry's scalar fields and of lines."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from checks.masterconfig import MasterConfig
+from checks.facts.masterconfig import MasterConfig
 
 TEXT = """\
 # header comment

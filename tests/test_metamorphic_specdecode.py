@@ -1,7 +1,7 @@
 """Metamorphic tests of the speculative-decoding reading (issue 25): generality tested, not hoped for.
 
 Every speculative-decoding config the shared InferenceX history's window changes (scripts and srt-slurm
-recipes of vLLM, SGLang, TRT-LLM and ATOM, as `checks.specdecode.inventory` finds them on the snapshot
+recipes of vLLM, SGLang, TRT-LLM and ATOM, as `checks.facts.specdecode.inventory` finds them on the snapshot
 `signoff-bot backtest` builds; one per PR and engine) is rewritten (`tests/metamorphic/rewrites.py`), each
 kind both ways:
 

@@ -1,4 +1,4 @@
-"""checks.models_md: deprecations read from MODELS.md's tables and dated notices."""
+"""checks.facts.models_md: deprecations read from MODELS.md's tables and dated notices."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks import models_md
+from checks.facts import models_md
 from tests.conftest import SHARED_WORLDS
 
 # A condensed MODELS.md in the shape of InferenceX's (August 2026).

@@ -1,10 +1,10 @@
-"""checks/runs.py: what a master entry runs (recipes, the script its launcher picks); checks/tracing.py: what that
-runs; checks/recipe_index.py: which entries name a recipe."""
+"""checks/facts/runs.py: what a master entry runs (recipes, the script its launcher picks); checks/facts/tracing.py: what that
+runs; checks/facts/recipe_index.py: which entries name a recipe."""
 
 from __future__ import annotations
 
-from checks import recipe_index, runs, tracing
-from checks.bash import UNKNOWN
+from checks.facts import recipe_index, runs, tracing
+from checks.facts.bash import UNKNOWN
 from tests.builders import HEAD, changed, ctx
 
 MASTER = "configs/nvidia-master.yaml"

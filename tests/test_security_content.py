@@ -27,7 +27,7 @@ from app.files import MAX_TEXT_BYTES
 from app.github import CallStats, installation_client
 from app.pipeline import verify
 from app.replay import REPLAY_APP_ID, throwaway_key
-from checks import codeowners
+from checks.facts import codeowners
 from checks.rule import LINT_ROW as LINT_NUMBER
 from checks.rules import check00_codeowner
 from checks.rules.extra14_complete_evidence import NUMBER as COMPLETENESS_NUMBER

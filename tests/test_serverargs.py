@@ -1,4 +1,4 @@
-"""Launch-command parsing of benchmark scripts (checks/bash) and upstream recipes (checks/serverargs.py)."""
+"""Launch-command parsing of benchmark scripts (checks/facts/bash) and upstream recipes (checks/facts/serverargs.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks import hardware
-from checks import serverargs as sa
-from checks import bash
+from checks.facts import bash, hardware
+from checks.facts import serverargs as sa
 
 
 def only(script: str, env: dict | None = None) -> sa.ServerArgs:

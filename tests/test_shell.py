@@ -1,4 +1,4 @@
-"""Reading bash scripts as lines (checks/bash): comments, heredocs, logical lines and variables, as bash
+"""Reading bash scripts as lines (checks/facts/bash): comments, heredocs, logical lines and variables, as bash
 reads them. The interpreter (`Script.launches`) is tested with the server args in test_serverargs."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.bash import MAX_SCRIPT, Script, ShellLine, line_code
-from checks.bash.tree import parse
-from checks.bash.words import ansi_c
+from checks.facts.bash import MAX_SCRIPT, Script, ShellLine, line_code
+from checks.facts.bash.tree import parse
+from checks.facts.bash.words import ansi_c
 
 
 def test_comments_are_stripped_outside_quotes():
@@ -313,10 +313,10 @@ def test_an_ansi_c_string_reads_as_the_installed_bash_reads_it(text):
     assert ansi_c(text) == out.decode("utf-8", "replace")
 
 
-# --- the speculative-decoding reader's run (checks.specmodel) ---------------------------------------------
+# --- the speculative-decoding reader's run (checks.facts.specmodel) ---------------------------------------------
 
 def test_arithmetic_on_literals_handed_to_awk_bc_and_python():
-    from checks.bash.builtins import calculate
+    from checks.facts.bash.builtins import calculate
     assert calculate(["awk", "BEGIN { print 2.99 }"], None) == "2.99"
     assert calculate(["awk", "-v", "a=3.61", 'BEGIN { printf "%.2f", a - 1 }'], None) == "2.61"
     assert calculate(["bc"], "2.99 - 1\n") == "1.99"
@@ -332,7 +332,7 @@ def test_the_readers_run_records_every_engine_sources_in_place_and_tables():
     text = ('source ./lib.sh\nsim glm5.2\nK=3\nALS=(1 2 3 3.39)\n'
             'trtllm-serve serve m --rate "${ALS[$K]}" &\n'
             'python3 -m atom.entrypoints.openai_server --spec-decode-acceptance-length "$(awk \'BEGIN{print 1.99+1}\')"\n')
-    from checks.bash.reading import statements
+    from checks.facts.bash.reading import statements
 
     def sources(target):
         return ("lib.sh", statements(lib, 1_000_000)) if "./lib.sh" in target.values else None

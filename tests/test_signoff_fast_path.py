@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from checks import markdown, signoff
+from checks.facts import markdown, signoff
 from checks.snapshot import Comment
 
 PHRASE = "As a PR reviewer and CODEOWNER"

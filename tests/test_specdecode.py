@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from checks import runs, spec_settings
-from checks import specdecode as sd
-from checks.bash import Script
-from checks.yamlload import load
+from checks.facts import runs, spec_settings
+from checks.facts import specdecode as sd
+from checks.facts.bash import Script
+from checks.facts.yamlload import load
 from tests.builders import HEAD, changed, ctx, sound
 
 AGENTIC = "benchmarks/single_node/agentic/glm5.2_fp4_mi355x_sglang_mtp.sh"

@@ -7,7 +7,7 @@ the bot must read it as bash and the engine do, and reject a config only for a v
 
 from __future__ import annotations
 
-from checks import engines, specmodel
+from checks.facts import engines, specmodel
 from checks.result import Status
 from checks.rules import check11_golden_al
 from tests.builders import BASE, HEAD, changed, ctx

@@ -1,9 +1,9 @@
-"""checks/srtslurm.py: recipes read as srt-slurm reads them (base + override variants)."""
+"""checks/facts/srtslurm.py: recipes read as srt-slurm reads them (base + override variants)."""
 
 from __future__ import annotations
 
-from checks.srtslurm import variants
-from checks.yamlload import load
+from checks.facts.srtslurm import variants
+from checks.facts.yamlload import load
 
 LAYERED = """\
 base:
@@ -48,6 +48,6 @@ def test_overrides_merge_onto_the_base_and_zips_make_one_job_per_item():
 
 
 def test_a_huge_zip_is_read_as_at_most_max_variants_jobs():
-    from checks.srtslurm import MAX_VARIANTS
+    from checks.facts.srtslurm import MAX_VARIANTS
     doc = load("base:\n  benchmark: {type: sa-bench}\nzip_override_x:\n  name: [" + ", ".join(["a"] * 5000) + "]\n")
     assert len(variants(doc)) == MAX_VARIANTS and len(variants(doc, "zip_override_x")) == MAX_VARIANTS

@@ -1,5 +1,5 @@
 """Whether a sign-off stands: the phrase as paragraph text, its author's own words, the content it was
-first verified on (checks/signoff.py, checks/rules/extra15_own_words.py), and the app's side of it: the last editor read
+first verified on (checks/facts/signoff.py, checks/rules/extra15_own_words.py), and the app's side of it: the last editor read
 from GitHub's GraphQL API (app/edits.py, app/gather.py) and the records that outlive the database
 (app/jobs.py, against the fake GitHub)."""
 
@@ -21,9 +21,9 @@ from app.publish import CHECK_NAME
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
 from app.store import Job, SqliteStore
-from checks import freshness, signoff
 from checks.context import Context
 from checks.engine import evaluate
+from checks.facts import freshness, signoff
 from checks.policy import Policy
 from checks.result import Status
 from checks.rules import extra15_own_words

@@ -1,9 +1,9 @@
-"""checks.yamlload: values as PyYAML's safe loader builds them, with lines, and bounded work."""
+"""checks.facts.yamlload: values as PyYAML's safe loader builds them, with lines, and bounded work."""
 
 import pytest
 import yaml
 
-from checks.yamlload import MAX_DEPTH, YamlProblem, _Builder, _Loader, _Plain, load
+from checks.facts.yamlload import MAX_DEPTH, YamlProblem, _Builder, _Loader, _Plain, load
 
 DOCUMENTS = [
     "a: 1\nb: [1, 2, {c: d}]\n'q': \"1\"\n",

@@ -15,7 +15,7 @@ entries sees changes that never ran).
 
 ## How it decides
 
-Uses `checks.changelog.diff`, which aligns the entries of base and head by
+Uses `checks.facts.changelog.diff`, which aligns the entries of base and head by
 their text. Errors:
 
 - a historical entry the PR edits: on the edited entry;
@@ -42,10 +42,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..changelog import Entry
+from checks.facts.changelog import Entry
+from checks.facts.yamlload import YamlProblem
+
 from ..context import Context
 from ..result import Finding, Severity
-from ..yamlload import YamlProblem
 from .recipes import changelog_diff
 
 ID = "changelog-append-only-file"

@@ -38,9 +38,10 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from checks.facts.yamlload import YamlProblem
+
 from ..context import Context
 from ..result import Finding, Severity
-from ..yamlload import YamlProblem
 from .recipes import changelog_diff
 
 ID = "changelog-pr-link"

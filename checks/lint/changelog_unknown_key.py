@@ -31,11 +31,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..changelog import expand_keys
+from checks.facts.changelog import expand_keys
+from checks.facts.masterconfig import MasterConfig
+from checks.facts.yamlload import YamlProblem
+
 from ..context import Context
-from ..masterconfig import MasterConfig
 from ..result import Finding, Severity
-from ..yamlload import YamlProblem
 from .recipes import changelog_diff
 
 ID = "changelog-unknown-config-key"

@@ -20,7 +20,7 @@ benchmark runs.
 The runner SKU comes from the `runner` of the master entries that name the
 recipe (`b200-nscale` -> b200), else from the recipe's `resources.gpu_type`;
 SKUs whose host CPU is not fixed (AMD Instinct platforms) are not checked.
-Core counts and their sources are in `checks.hardware.CPU_CORES`.
+Core counts and their sources are in `checks.facts.hardware.CPU_CORES`.
 
 ## Passing example
 
@@ -41,10 +41,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from checks.facts.hardware import CPU_CORES, GRACE_SKUS, known_sku
+from checks.facts.yamlload import LineDict
+
 from ..context import Context
 from ..result import Finding, Severity
-from ..hardware import CPU_CORES, GRACE_SKUS, known_sku
-from ..yamlload import LineDict
 from .recipes import Recipe, as_int, changed_recipes, entries_naming, option
 
 ID = "recipe-cpus-per-task"

@@ -41,7 +41,7 @@ recipe's `model.container` to resolve through, so the two must agree. A
 container equal to the image passes (`#` read as `/`, as registries are
 written either way); so does an alias that every launcher of the entry's
 runner maps to the master image in the srtslurm.yaml it writes
-(`checks.launchers`: `dynamo-sglang: ${SQUASH_FILE}` next to
+(`checks.facts.launchers`: `dynamo-sglang: ${SQUASH_FILE}` next to
 `"${IMAGE}": ${SQUASH_FILE}`). A launcher that maps it elsewhere, or not at
 all, is an error naming the launcher; when no launcher can be read (no
 runners file, an unknown label, launchers that write no container map) a
@@ -78,11 +78,12 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from .. import launchers, runs
+from checks.facts import launchers, runs
+from checks.facts.yamlload import LineDict
+
 from ..context import Context
 from ..evidence import Missing
 from ..result import Finding, Severity
-from ..yamlload import LineDict
 from .recipes import PointRef, Recipe, as_int, is_changed, linked_points, named_by_changes, option, recipe
 
 ID = "master-recipe-parity"

@@ -2,7 +2,7 @@
 
 A recipe is a YAML file under `Policy.recipe_root`; a master-config point
 names one with `CONFIG_FILE=` in an `additional-settings` list. Which file a
-value names is `checks.runs` (the one resolver every check uses:
+value names is `checks.facts.runs` (the one resolver every check uses:
 `recipes/<path>` is srt-slurm's folder the launchers copy the repository's
 recipes into, a repository path is itself; `EVAL_CONFIG_FILE=` recipes are
 eval-only, not benchmark configs, and are not linked here). Everything here
@@ -20,13 +20,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from .. import changelog, runs
+from checks.facts import changelog, runs
+from checks.facts.hardware import GPUS_PER_NODE, known_sku
+from checks.facts.masterconfig import MasterConfig
+from checks.facts.recipe_index import recipe_index
+from checks.facts.yamlload import LineDict, LineList, YamlProblem
+
 from ..context import Context
 from ..evidence import Missing
-from ..hardware import GPUS_PER_NODE, known_sku
-from ..masterconfig import MasterConfig
-from ..recipe_index import recipe_index
-from ..yamlload import LineDict, LineList, YamlProblem
+
 
 def as_int(value: Any) -> int | None:
     """An integer written as a YAML int or a digit string ("144"); None otherwise."""
@@ -270,7 +272,7 @@ def entries_naming(ctx: Context, path: str) -> tuple[tuple[str, str, bool], ...]
 
 
 def changelog_diff(ctx: Context) -> changelog.ChangelogDiff | None:
-    """How the PR changes perf-changelog.yaml (`checks.changelog`); None when it does not touch it."""
+    """How the PR changes perf-changelog.yaml (`checks.facts.changelog`); None when it does not touch it."""
     return ctx.once(_changelog_diff)
 
 

@@ -14,12 +14,12 @@ rate, and so a throughput, that no real user sees. InferenceX therefore
 benchmarks every speculative-decoding configuration through the model's chat
 template, and the sign-off checklist asks for it (check 9). srt-slurm's
 built-in benchmarks use it unless `benchmark.use_chat_template` turns it off
-(srt-slurm's default is true: `checks.srtslurm.uses_chat_template`).
+(srt-slurm's default is true: `checks.facts.srtslurm.uses_chat_template`).
 
 ## How it decides
 
 A recipe is speculative when its engine arguments set a speculative
-algorithm (the flags `checks.engines.declaring_flags` lists: SGLang
+algorithm (the flags `checks.facts.engines.declaring_flags` lists: SGLang
 `speculative-algorithm`, also spelled `speculative-algo`; vLLM/TRT-LLM
 `speculative-config`) for any role, or when a master-config
 point that runs it declares `spec-decoding` other than `none`.
@@ -56,12 +56,13 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .. import engines
-from ..specdecode import benchmarked
+from checks.facts import engines
+from checks.facts.specdecode import benchmarked
+from checks.facts.srtslurm import uses_chat_template
+from checks.facts.yamlload import LineDict
+
 from ..context import Context
 from ..result import Finding, Severity
-from ..srtslurm import uses_chat_template
-from ..yamlload import LineDict
 from .recipes import PointRef, Recipe, changed_recipes, linked_points, option, recipe
 
 ID = "spec-decode-chat-template"

@@ -43,9 +43,10 @@ from typing import Iterator
 
 import yaml
 
+from checks.facts.yamlload import MAX_BYTES, YamlProblem
+
 from ..context import Context
 from ..result import Finding, Severity
-from ..yamlload import MAX_BYTES, YamlProblem
 from .recipes import changelog_diff, recipe
 
 ID = "yaml-syntax"

@@ -5,7 +5,7 @@
 The sign-off's author owns what the PR changes, by the CODEOWNERS file of the
 base branch tip (the first of `Policy.codeowners_paths` present; the PR's own
 edits to CODEOWNERS never count). Per changed path (both paths of a rename),
-the LAST matching line owns it, owners never accumulating (`checks.codeowners`).
+the LAST matching line owns it, owners never accumulating (`checks.facts.codeowners`).
 
 ## Why
 
@@ -53,9 +53,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from checks import codeowners
 from checks.context import Context
 from checks.evidence import Missing
+from checks.facts import codeowners
 from checks.result import CheckResult, Status
 
 NUMBER = 0

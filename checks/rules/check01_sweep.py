@@ -66,9 +66,9 @@ from __future__ import annotations
 from collections import Counter
 
 from checks.context import Context
+from checks.facts.sweeps import BENCHMARK, EVAL, CommitSweep, assess, attempt_order, lane, passing_commit
 from checks.policy import Policy
 from checks.result import CheckResult, Status
-from checks.sweeps import BENCHMARK, EVAL, CommitSweep, assess, attempt_order, lane, passing_commit
 
 NUMBER = 1
 NAME = "sweep on in-PR commit"

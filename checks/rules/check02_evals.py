@@ -15,7 +15,7 @@ same inference-engine image the PR will publish numbers for.
 ## How it decides
 
 - The run audited is the one pinned by the effective authorized
-  `/reuse-sweep-run <id>` (the last authorized one, `checks.commands`), else
+  `/reuse-sweep-run <id>` (the last authorized one, `checks.facts.commands`), else
   the run behind Check 1's passing eval lanes (`sweeps.passing_run`); with
   neither: FAIL, following from Check 1. A pinned run must have run on a
   commit currently in this PR (the reuse gate rejects any other).
@@ -72,12 +72,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checks import commands, hardware, sweeps
 from checks.context import Context
 from checks.evidence import Missing
-from checks.masterconfig import EntryChange, MasterConfig, search_points
+from checks.facts import commands, hardware, sweeps
+from checks.facts.masterconfig import EntryChange, MasterConfig, search_points
+from checks.facts.yamlload import YamlProblem, load
 from checks.result import CheckResult, Status
-from checks.yamlload import YamlProblem, load
 
 NUMBER = 2
 NAME = "evals pass"

@@ -117,14 +117,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checks import hardware, markdown, masterconfig, serverargs, signoff
 from checks.context import Context
 from checks.evidence import Missing, UpstreamTarget
-from checks.masterconfig import EntryChange
+from checks.facts import hardware, markdown, masterconfig, serverargs, signoff
+from checks.facts.masterconfig import EntryChange
+from checks.facts.upstream_recipes import RECIPE_ROOT, targets, upstream_mentions
+from checks.facts.yamlload import LineDict
 from checks.result import CheckResult, Status
 from checks.snapshot import ChangedFile, UpstreamDoc
-from checks.upstream_recipes import RECIPE_ROOT, targets, upstream_mentions
-from checks.yamlload import LineDict
 
 NUMBER = 3
 NAME = "recipe link"

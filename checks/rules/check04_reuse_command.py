@@ -15,7 +15,7 @@ not enough: without the command the merge silently re-runs the whole sweep.
 
 Mirroring InferenceX's `find_reusable_sweep_run.py`:
 
-- Commands are found by `checks.commands` (`Policy.reuse_command`). A line
+- Commands are found by `checks.facts.commands` (`Policy.reuse_command`). A line
   whose argument is not a run id (`/reuse-sweep-run please`) is not a
   command; the reuse path ignores it too.
 - Authorized: `author_association` in `Policy.authorized_associations`
@@ -42,9 +42,9 @@ Mirroring InferenceX's `find_reusable_sweep_run.py`:
 
 from __future__ import annotations
 
-from checks.commands import Command, commands, effective, run_problem
 from checks.context import Context
 from checks.evidence import Missing
+from checks.facts.commands import Command, commands, effective, run_problem
 from checks.result import CheckResult, Status
 from checks.snapshot import WorkflowRun
 

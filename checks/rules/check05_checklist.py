@@ -19,7 +19,7 @@ checklist as it stands on the base branch.
 The template is the checklist under the "Template" heading of that file on
 the base branch tip (`Policy.checklist`): its fenced code block, or the
 section's text when it has none (`signoff.template`). It is parsed exactly as
-a sign-off is (one Markdown reader, `checks.markdown`), so template and
+a sign-off is (one Markdown reader, `checks.facts.markdown`), so template and
 sign-off items are read by one grammar. No checklist file on the base branch:
 there is no template to hold the sign-off to (N/A, says so). A file without a
 "Template" heading or without items under it is UNDECIDED ("cannot decide").
@@ -82,8 +82,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from checks import markdown, signoff
 from checks.context import Context
+from checks.facts import markdown, signoff
 from checks.result import CheckResult, Status
 
 NUMBER = 5

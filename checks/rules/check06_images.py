@@ -69,11 +69,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from checks import hardware
 from checks.context import Context
-from checks.masterconfig import EntryChange, iter_fields
+from checks.facts import hardware
+from checks.facts.masterconfig import EntryChange, iter_fields
+from checks.facts.yamlload import LineDict
 from checks.result import CheckResult, Finding, Severity, Status
-from checks.yamlload import LineDict
 
 NUMBER = 6
 NAME = "upstream image / ordering"

@@ -25,7 +25,7 @@ The deterministic rules chosen where the spec asks for judgement:
   `fixed-seq-len` isl/osl maps to a scenario by MODELS.md's Scenarios table
   (8192/1024 -> "Single-turn 8k1k"), `agentic-coding` to "Agentic coding";
   a point's `spec-decoding` other than `none` is the spec-decode arm.
-- What is deprecated, and from when, is `checks.models_md`'s reading: the
+- What is deprecated, and from when, is `checks.facts.models_md`'s reading: the
   Scenarios table, the model support matrix and the dated notices. A
   scheduled deprecation is allowed through its stated last day (the notice
   "Monday, August 3, 2026 is the last day" deprecates from August 4);
@@ -57,11 +57,11 @@ from collections.abc import Iterator, Mapping
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from checks import models_md
 from checks.context import Context
-from checks.masterconfig import EntryChange, search_points
+from checks.facts import models_md
+from checks.facts.masterconfig import EntryChange, search_points
+from checks.facts.yamlload import LineDict
 from checks.result import CheckResult, Finding, Severity, Status
-from checks.yamlload import LineDict
 
 NUMBER = 7
 NAME = "deprecated models"

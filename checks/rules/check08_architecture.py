@@ -76,9 +76,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from checks.bash import ShellLine, heredoc_bodies
 from checks.context import Context
-from checks.model_config import (
+from checks.facts.bash import ShellLine, heredoc_bodies
+from checks.facts.model_config import (
     ARCH_FIELDS,
     NATIVE_MODE_KEYS,
     ConfigEdits,

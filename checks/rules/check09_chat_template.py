@@ -12,12 +12,12 @@ random completions accept draft tokens at an unrealistic rate.
 
 ## How it decides
 
-Which configs: the model of `checks.specmodel` (what it reads of the scripts: the
+Which configs: the model of `checks.facts.specmodel` (what it reads of the scripts: the
 clients a trace reaches, the replay function a library defines, the command
 lines a benchmark run reaches; this module reads no script itself) — recipes and
 per-config scripts the PR changes with speculative knobs (or `-mtp` /
 `eagle` in their name), and what changed master points with `spec-decoding:`
-other than none run (`checks.runs`: their CONFIG_FILE recipe, else the
+other than none run (`checks.facts.runs`: their CONFIG_FILE recipe, else the
 script their launcher picks, with what it runs in turn). A shared script
 (a launcher helper, the benchmark library) counts only through those points:
 its speculative flags are dormant unless a config the PR adds or changes
@@ -30,7 +30,7 @@ Deterministic rule per config:
   merged onto the base; every variant when the PR changes the file):
   - a built-in benchmark type (`sa-bench`, ...): the `benchmark:` block does
     not turn `use_chat_template` off. A block without the key runs with
-    srt-slurm's default, which is true (`checks.srtslurm.uses_chat_template`);
+    srt-slurm's default, which is true (`checks.facts.srtslurm.uses_chat_template`);
     `false` (or `no`, `0`: srt-slurm's booleans) fails; a value srt-slurm does
     not read as a boolean cannot be decided;
   - `type: custom`: `use_chat_template` means nothing there; the `command`
@@ -91,14 +91,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from checks.bash import UNKNOWN, Call
 from checks.context import Context
+from checks.facts.bash import UNKNOWN, Call
+from checks.facts.specdecode import CLIENT_FUNCTIONS, SpecUnit
+from checks.facts.specmodel import commands, function_body, model, programs, throughput_commands
+from checks.facts.srtslurm import uses_chat_template, variants
+from checks.facts.tracing import Reached
+from checks.facts.yamlload import LineDict
 from checks.result import CheckResult, Finding, Severity, Status
-from checks.specdecode import CLIENT_FUNCTIONS, SpecUnit
-from checks.specmodel import commands, function_body, model, programs, throughput_commands
-from checks.srtslurm import uses_chat_template, variants
-from checks.tracing import Reached
-from checks.yamlload import LineDict
 
 NUMBER = 9
 NAME = "spec-decode chat template"

@@ -18,8 +18,8 @@ with a shell shebang; Python files; srt-slurm recipes, for the
 `setup_script` they run), workflows (`.github/workflows/**`: the `run:`
 steps, never prompts or other strings), Dockerfiles, `*.patch` / `*.diff`
 files, and the lines the PR adds to master configs. What counts as
-patching is decided by what each command writes (`checks.patch_sites`,
-with `checks.stack` saying what is engine code): engine sources, the
+patching is decided by what each command writes (`checks.facts.patch_sites`,
+with `checks.facts.stack` saying what is engine code): engine sources, the
 image's Python installation outside client packages, engine checkouts,
 bind mounts over engine files, engine wheels. Eval tooling, agents and
 scorers (lm-eval, SWE-bench, mini-swe-agent), benchmark clients and the
@@ -31,7 +31,7 @@ only where a config the PR submits reaches it: an entry it adds or changes,
 or one that runs a script, recipe or launcher it changes (that config runs
 again, with the PR's version). Each such point's launcher, the scripts it
 runs and the libraries they source are run by the interpreter with the
-point's variables (`checks.reachability.reached`: framework, model, precision,
+point's variables (`checks.facts.reachability.reached`: framework, model, precision,
 config file, ..., and its sizing: TP, EP, DP attention, when the entry runs
 at most 4 sizings), so a branch guarded for another framework, or on a
 setting every changed point sets otherwise, is dormant, a branch the
@@ -42,14 +42,14 @@ in the repository (or a hook whose content cannot be seen) is a patch site
 "whose patches cannot be reviewed": it FAILs and needs a waiver like any
 other, since the evidence that the engine is patched is there.
 
-Waiver rule (deterministic, `checks.waivers`):
+Waiver rule (deterministic, `checks.facts.waivers`):
 
 - patching this PR introduces needs `docs/waiver/<PR_NUMBER>.md` added or
   changed by this PR; pre-existing patching needs a waiver already on the base
   branch (`docs/waiver/*.md` in the policy files) that names the patched file
   or the patcher script it runs;
 - the waiver must be filled out (placeholders, sections, an upstream link,
-  the names of the patched files: see `checks.waivers`);
+  the names of the patched files: see `checks.facts.waivers`);
 - the sign-off's additional detail section must link the waiver. Where the
   snapshot has no sign-off to read (backtest of a git history), a waiver
   that exists and covers the site passes with a note ("the sign-off must
@@ -76,15 +76,15 @@ from __future__ import annotations
 import bisect
 import posixpath
 
-from checks import reachability, waivers
-from checks.bash import Script
 from checks.context import Context
 from checks.evidence import Missing
-from checks.patch_sites import Read, Reading, ScriptReader, Site, diff_effect, line_sites, python_file_sites
+from checks.facts import reachability, waivers
+from checks.facts.bash import Script
+from checks.facts.patch_sites import Read, Reading, ScriptReader, Site, diff_effect, line_sites, python_file_sites
+from checks.facts.stack import Target, path_target
+from checks.facts.yamlload import LineDict, LineList, YamlProblem, load
 from checks.result import CheckResult, Finding, Severity, Status
 from checks.snapshot import ChangedFile
-from checks.stack import Target, path_target
-from checks.yamlload import LineDict, LineList, YamlProblem, load
 
 NUMBER = 10
 NAME = "no engine patches"

@@ -14,12 +14,12 @@ acceptance there is not representative.
 
 ## How it decides
 
-Which configs are agentic (`checks.specdecode`): scripts and recipes under an
+Which configs are agentic (`checks.facts.specdecode`): scripts and recipes under an
 `agentic/` or `agentx*` directory or named agentic / agentx, recipes whose
 custom benchmark runs such a script or replays traces (`build_replay_cmd`),
 and what a changed agentic master point (key or scenario `agentic`) runs.
-Each config is read once, as its engine reads it (`checks.specmodel`, with
-the knob table of `checks.engines`): the launch the interpreter reaches with
+Each config is read once, as its engine reads it (`checks.facts.specmodel`, with
+the knob table of `checks.facts.engines`): the launch the interpreter reaches with
 the config's variables (a master point's settings, what its launcher
 exports; EVAL_ONLY=false), defaults, `case`/`if` arms, sourced libraries,
 tables and arithmetic (`$(( ))`, printf, awk, bc, `python3 -c`) followed as
@@ -100,15 +100,15 @@ from __future__ import annotations
 import posixpath
 import re
 
-from checks import engines
 from checks.context import Context
+from checks.facts import engines
+from checks.facts.runs import head_points
+from checks.facts.signoff import links
+from checks.facts.spec_settings import Simulation, SpecConfig
+from checks.facts.specdecode import SpecUnit, entry_is_agentic, point_is_spec
+from checks.facts.specmodel import SpecRead, model
+from checks.facts.yamlload import YamlProblem, load
 from checks.result import CheckResult, Finding, Severity, Status
-from checks.runs import head_points
-from checks.signoff import links
-from checks.spec_settings import Simulation, SpecConfig
-from checks.specdecode import SpecUnit, entry_is_agentic, point_is_spec
-from checks.specmodel import SpecRead, model
-from checks.yamlload import YamlProblem, load
 
 NUMBER = 11
 NAME = "agentic golden AL"

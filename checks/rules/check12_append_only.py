@@ -36,7 +36,7 @@ deterministically, so it fails closed naming the file; land it with a
 regular changelog entry instead.
 
 N/A when no new changelog entry (its text present at head, not at base,
-see `checks.changelog.diff`) sets `append-only: true`. Like InferenceX's
+see `checks.facts.changelog.diff`) sets `append-only: true`. Like InferenceX's
 own changelog processing, only entries whose `append-only:` line the PR
 adds are considered; editing a historical entry is recipe lint's concern.
 
@@ -63,11 +63,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from checks import changelog
 from checks.context import Context
-from checks.masterconfig import MasterConfig, search_points
+from checks.facts import changelog
+from checks.facts.masterconfig import MasterConfig, search_points
+from checks.facts.yamlload import LineDict, YamlProblem
 from checks.result import CheckResult, Finding, Severity, Status
-from checks.yamlload import LineDict, YamlProblem
 
 NUMBER = 12
 NAME = "append-only"

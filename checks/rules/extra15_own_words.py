@@ -26,7 +26,7 @@ would not tell, gets a FAIL row naming the editor: the verdict is REJECTED and
 says why. Such a sign-off vouches for no content, so its freshness is not asked
 (`decide` says "disowned").
 
-Freshness (decided by `checks.freshness`, which the app calls): the first verification is recorded twice: in the App's database
+Freshness (decided by `checks.facts.freshness`, which the app calls): the first verification is recorded twice: in the App's database
 (the local pin) and, with every other pin of the PR, in every sign-off check
 run the App posts from then on (`Record`, hidden in the run's summary; only
 this App can write its check runs, so the record survives the loss of the
@@ -61,8 +61,8 @@ Stale and unknown fail closed alike: the check run asks for a fresh sign-off
 
 from __future__ import annotations
 
-from checks import signoff
 from checks.context import Context
+from checks.facts import signoff
 from checks.result import CheckResult, Status
 
 OWN_WORDS_NUMBER = 15

@@ -2,7 +2,7 @@
 
 Each merged PR of the window is judged on the snapshot backtest builds (`app.gitrepo.pull_world`,
 `app.offline.judge_world`), with only the rules of rows 9, 10, 11 and recipe lint; the configs are the
-changed files `checks.specdecode.inventory` finds on it. Nothing of the history is copied into the project:
+changed files `checks.facts.specdecode.inventory` finds on it. Nothing of the history is copied into the project:
 the bundle is cloned at test time.
 """
 
@@ -16,15 +16,15 @@ from datetime import date
 from pathlib import Path
 
 from app import backtest
-from app.gitrepo import Commits, Git, pull_world
 from app.fetcher import with_evidence
+from app.gitrepo import Commits, Git, pull_world
 from app.offline import WorldFetcher, judge_world
 from app.world import Repo, World
 from checks.engine import Completion
+from checks.facts.specdecode import inventory
 from checks.registry import RULES
 from checks.result import Verdict
 from checks.snapshot import Snapshot, frozen_map
-from checks.specdecode import inventory
 
 ROWS = (9, 10, 11)
 # Rows 9, 10, 11 and every lint rule: what a speculative config's rewrite can move.

@@ -2,7 +2,7 @@
 
 MODELS.md is prose for people; this parser reads the parts that state
 deprecations, each as a `Deprecation` with the line that states it. It reads
-the Markdown as the one reader does (`checks.markdown`): headings, tables and
+the Markdown as the one reader does (`checks.facts.markdown`): headings, tables and
 the lines of text; what is in a code block is not stated.
 
 - The Scenarios table (`| Scenario | ISL/OSL | Status |`): a status that
@@ -36,9 +36,9 @@ check can fail closed for the models it concerns rather than miss it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
-from collections.abc import Iterator, Sequence
 from itertools import islice
 
 from . import markdown

@@ -1,4 +1,4 @@
-"""How the resolver traces a script and follows the scripts it runs (`checks.runs` decides what a point runs).
+"""How the resolver traces a script and follows the scripts it runs (`checks.facts.runs` decides what a point runs).
 
 `reach(ctx, path, env)` follows what a script runs in turn (`bash FILE`,
 `source FILE`, `sbatch FILE`, `srun`/`docker run --entrypoint=/bin/bash`,
@@ -31,8 +31,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from .context import Context
-from .evidence import Missing
+from checks.context import Context
+from checks.evidence import Missing
+
 from .bash import UNKNOWN, Run, Trace, reads_first_field
 
 MAX_HOPS = 6  # scripts run by scripts run by ... the first one

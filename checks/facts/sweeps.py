@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .context import Context
-from .policy import Policy
-from .snapshot import CheckRun
+from checks.context import Context
+from checks.policy import Policy
+from checks.snapshot import CheckRun
 
 BENCHMARK = "benchmark"
 EVAL = "eval"

@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 
 from tree_sitter import Node
 
-from .. import memo
+from checks import memo
+
 from .syntax import Builder, Statement, Statements, heredoc_operator
 from .tree import MAX_SCRIPT, Source, find, parse, query
 from .words import Part, WordReader, begins, is_arithmetic

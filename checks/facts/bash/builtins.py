@@ -10,7 +10,8 @@ import posixpath
 import re
 from typing import Callable
 
-from .. import memo
+from checks import memo
+
 from .reading import statements
 from .syntax import Simple
 from .words import MAX_NESTING, Word

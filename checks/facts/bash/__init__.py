@@ -18,21 +18,21 @@ How a script is read (`Script(text)`, parsed once and cached by its text):
   script (MODEL, TP, EP_SIZE, DP_ATTENTION, ...); every other variable the script does not assign is
   *unknown*. A condition that depends on an unknown value is undecidable: both branches run, and a
   variable they set differently keeps every candidate value. `Script.exports()` lists the environment
-  a script exports. Check 3 reads scripts this way (`checks/serverargs.py`, `checks/rules/check03_recipe_link.py`).
+  a script exports. Check 3 reads scripts this way (`checks/facts/serverargs.py`, `checks/rules/check03_recipe_link.py`).
   `Script.trace(env, path, watch)` runs it the same way and also follows strings run as code (`eval`,
   `bash -c`, the bodies of `$(...)`): it returns the launches, every command `watch` selects with each
   word's candidate values (a watch that reads a command's name only says so: `reads_first_field`; one
   whose caller reads of the calls only their names and lines, `reads_call_names`), and
   every script it runs (`bash FILE`, `source FILE`, `sbatch FILE`, behind `srun`/`nohup`/`exec`...;
   `commands`) with its PWD and environment. Checks 9 and 11 read benchmark clients and the scripts a
-  launcher runs this way (`checks/tracing.py`, `checks/specdecode.py`).
+  launcher runs this way (`checks/facts/tracing.py`, `checks/facts/specdecode.py`).
 - As lines (`lines`). `Script.lines` gives every physical line with its code (the comment cut where
   bash cuts it), the heredoc it is the body of (its delimiter, whether it is quoted, whether the body
   is a diff or python), and `expanded`: the code with each variable whose value the script fixes
   substituted. `Script.commands` joins lines into the logical lines bash reads, `Script.assignments`
   lists every variable the script sets, `Script.simple_commands` every command with its words. Checks
   8-11 read scripts this way (`checks/rules/check08_architecture.py`, `checks/rules/check09_chat_template.py`,
-  `checks/rules/check10_engine_patches.py`, `checks/patch_sites.py`, `checks/spec_settings.py`, `checks/specdecode.py`).
+  `checks/rules/check10_engine_patches.py`, `checks/facts/patch_sites.py`, `checks/facts/spec_settings.py`, `checks/facts/specdecode.py`).
 
 The two ways look variables up differently on purpose. The interpreter follows the control flow for one
 set of runner variables, because check 3 compares the server args of each search-space point. The line

@@ -16,7 +16,7 @@ point runs is decided here, once:
 - `EVAL_CONFIG_FILE=<path>`: a recipe run only for evals; it is not a
   benchmark config, and no benchmark rule applies to it.
 - Neither: the benchmark script the launcher picks. The launcher is run by
-  `checks.bash.Script.trace` with the point's variables (its parallelism
+  `checks.facts.bash.Script.trace` with the point's variables (its parallelism
   and sequence lengths left out: they size a run, they do not pick its
   script); the scripts it runs under `benchmarks/` are the targets (its
   `[ -f "$SCRIPT" ]` fallbacks are answered from the repository at head).
@@ -26,9 +26,9 @@ point runs is decided here, once:
   falling back to the name without the framework (`_trt` / `_atom` kept), or a
   script the PR changes named `<model-prefix>_<precision>_<sku>_<framework>*`.
 
-How a script is traced and followed is `checks.tracing`; which entries name a
-recipe is `checks.recipe_index`; which lines the submitted configs run is
-`checks.reachability`. Files the snapshot does not hold are evidence to fetch:
+How a script is traced and followed is `checks.facts.tracing`; which entries name a
+recipe is `checks.facts.recipe_index`; which lines the submitted configs run is
+`checks.facts.reachability`. Files the snapshot does not hold are evidence to fetch:
 the resolver reads the repository through `ctx.need`, which records them.
 
 API (all cached per Context; a point is resolved only when asked about):
@@ -50,10 +50,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
+from checks.context import Context
+
 from . import hardware
-from .context import Context
-from .masterconfig import EntryChange, iter_points
 from .bash import UNKNOWN
+from .masterconfig import EntryChange, iter_points
 from .tracing import HeadReader, head_reader, known_env, no_watch, repo_paths
 from .yamlload import LineList, YamlProblem
 

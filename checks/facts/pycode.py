@@ -17,7 +17,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from . import memo
+from checks import memo
 
 MAX_SOURCE = 1_000_000  # characters parsed; beyond it the program is read with patterns
 

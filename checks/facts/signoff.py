@@ -25,7 +25,7 @@ An edit by the author is a fresh sign-off (`version`).
 The parsed sign-off keeps its checklist items (task items, checked or not,
 with nesting) and its "Additional detail section", where reviewers justify
 exceptions and link recipes and waivers: the lines after its heading, up to a
-"Signed:" line. Both are read by the one Markdown reader (`checks.markdown`)
+"Signed:" line. Both are read by the one Markdown reader (`checks.facts.markdown`)
 as GitHub shows them: an item in a code block or a quote is not an item. A
 sign-off is read as far as its first SIGNOFF_CHARS characters.
 
@@ -40,8 +40,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from checks.snapshot import Comment
+
 from . import markdown
-from .snapshot import Comment
 
 _DETAIL = "additional detail section"
 _SIGNED = re.compile(r"^\s*\**signed\**\s*:", re.IGNORECASE)

@@ -1,5 +1,5 @@
 """The speculative-decoding settings of a server launch, a script or an srt-slurm recipe, read through the one
-table of engine knowledge (`checks.engines`); `checks.specdecode` finds the configs and `checks.specmodel`
+table of engine knowledge (`checks.facts.engines`); `checks.facts.specdecode` finds the configs and `checks.facts.specmodel`
 derives the model of each one checks 9 and 11 read.
 
 A launch the interpreter reaches (`bash.Script.run_every_engine`: vLLM, SGLang,
@@ -9,7 +9,7 @@ a script whose launch it does not reach is read line by line
 (`eval_only_lines`, decided by the interpreter: one bash reader decides
 branches); a recipe from its parsed document, decode side only
 (`recipe_settings`). Which knob means what, in which spelling, is
-`checks.engines`: nothing here names a knob.
+`checks.facts.engines`: nothing here names a knob.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Iterator, Mapping, NamedTuple, TypeVar, cast
 
-from .. import memo
+from checks import memo
+
 from .builtins import CALCULATORS, UNKNOWN, calculate, decided, lone_command, pure_output, test
 from .commands import ENGINE_COMMANDS, engine_launch_at, launch_at, may_become_launch, may_launch, may_run, run_at
 from .reading import statements

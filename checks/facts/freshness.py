@@ -19,8 +19,9 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from checks.snapshot import Comment, Snapshot
+
 from . import signoff
-from .snapshot import Comment, Snapshot
 
 RECORD_PREFIX = "<!-- signoff-bot record "
 RECORD_SUFFIX = " -->"

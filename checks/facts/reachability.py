@@ -3,7 +3,7 @@
 Check rules that judge a changed line only where a config runs it ask here:
 the entries the PR adds or changes, and the unchanged entries that run a
 script, recipe or launcher it changes, each point traced with its variables
-(`checks.runs` for what a point runs, `checks.tracing` for following it). A
+(`checks.facts.runs` for what a point runs, `checks.facts.tracing` for following it). A
 point's sizing decides a guard like any variable (an entry run with more than
 MAX_SIZINGS sizings is traced without them). A benchmark script whose model
 has more entries than are followed is narrowed to the entries its name fits
@@ -17,11 +17,12 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from checks.context import Context
+
 from . import hardware
-from .context import Context
+from .bash import Script, SimpleCommand, reads_call_names, reads_first_field
 from .recipe_index import recipe_index
 from .runs import SIZING, PointRun, head_points, iter_changed_runs, launchers, named_env, run_of
-from .bash import Script, SimpleCommand, reads_call_names, reads_first_field
 from .tracing import head_reader, reach
 from .yamlload import LineDict, YamlProblem
 

@@ -24,7 +24,7 @@ a recipe's `container: dynamo-sglang` runs the master image and
 (`"${CONTAINER_KEY}": ...`) stands for each literal value the launcher
 assigns that variable, and for the image where it assigns `$IMAGE`.
 
-Scripts are read as text (`checks.bash.Script`), never run.
+Scripts are read as text (`checks.facts.bash.Script`), never run.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .context import Context
+from checks.context import Context
+
 from .bash import Script
 
 IMAGE_VARIABLE = "IMAGE"  # the variable the workflows give a launcher the entry's image in

@@ -1,7 +1,7 @@
 """What each serving engine calls its speculative-decoding settings: the one table of that knowledge.
 
 Checks 9 and 11 and the recipe lint read speculative configs through
-`checks.specmodel`, which reads every setting through this table: a knob an
+`checks.facts.specmodel`, which reads every setting through this table: a knob an
 engine adds is one `Knob` line here, with a docstring saying what it means
 and how its value relates to the acceptance length (AL) the golden curves
 hold (`golden_al_distribution/README.md`).

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Iterable, Iterator, Mapping, NamedTuple
 
+from checks.snapshot import Snapshot
+
 from .changelog import shared_ends
-from .snapshot import Snapshot
 from .yamlload import LineDict, LineList, YamlProblem, load
 
 # Linear on any line: a plain key runs to its first colon (blanks before it are stripped by the caller), a

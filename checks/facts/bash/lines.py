@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple
 
-from .. import memo
+from checks import memo
+
 from .reading import Reading
 from .record import builder, record
 from .tree import Source, captures, parse, query

@@ -27,10 +27,11 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from .context import Context
-from .policy import Policy
+from checks.context import Context
+from checks.policy import Policy
+from checks.snapshot import Artifact, Comment, WorkflowRun
+
 from .signoff import is_bot
-from .snapshot import Artifact, Comment, WorkflowRun
 
 WRITE_PERMISSIONS = ("admin", "maintain", "write")
 PINNED_CONCLUSIONS = ("success", "failure", "cancelled")

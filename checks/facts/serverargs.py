@@ -4,7 +4,7 @@ Check 3 compares the MAJOR server args an InferenceX single-node script
 serves with the args an upstream recipe documents. Both sides are parsed
 here into one vocabulary:
 
-- `checks.bash.Script(text).launches(env)` (a small bash interpreter) finds
+- `checks.facts.bash.Script(text).launches(env)` (a small bash interpreter) finds
   the `vllm serve` / `python -m sglang.launch_server` commands a script
   reaches.
 - `server_args(launch)` turns a launch into normalized `Arg`s: aliases

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from .context import Context
+from checks.context import Context
 
 MIN_SECTION_CHARS = 40
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_ -]*>|<[a-z][^<>\n]*\s[^<>\n]*>|\bTODO\b|\bTBD\b|\bFIXME\b"

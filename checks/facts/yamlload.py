@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import yaml
 
-from . import progress
+from checks import progress
 
 _Loader: type[yaml.CSafeLoader] | type[yaml.SafeLoader]
 try:  # libyaml is in every PyYAML wheel; the pure-Python parser is a fallback.

@@ -8,11 +8,23 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Iterator, Mapping, NamedTuple, TypeVar, cast
 
-from .. import progress
-from ..progress import fingerprint
+from checks import progress
+from checks.progress import fingerprint
+
 from .builtins import MAX_RESOLVED, PATTERN_OPS, UNKNOWN
-from .interpreter import (DECLARATIONS, NOT_GIVEN, Given, Interpreter, Launch, State, Trace, Write, exported_token,
-                          _Plan, may_launch_untraced)
+from .interpreter import (
+    DECLARATIONS,
+    NOT_GIVEN,
+    Given,
+    Interpreter,
+    Launch,
+    State,
+    Trace,
+    Write,
+    _Plan,
+    exported_token,
+    may_launch_untraced,
+)
 from .lines import ShellCommand, ShellLine, logical, physical
 from .reading import read, read_lines, read_whole
 from .record import record
@@ -274,7 +286,7 @@ class Script:  # cached_property here: a reading of what it was built from, whic
 
     def run_every_engine(self, env: Mapping[str, str], path: str, exists: Callable[[str], bool | None] | None,
                          sources: Callable[[Token], tuple[str, Statements] | None] | None) -> Reading:
-        """The run the speculative-decoding reader takes (`checks.specmodel`): as `trace` with `defaults`, but
+        """The run the speculative-decoding reader takes (`checks.facts.specmodel`): as `trace` with `defaults`, but
         every engine's server launch is recorded (TRT-LLM, ATOM too), a sourced file `sources` reads is run in
         place (its defaults, tables and helpers are the caller's), and the lines of the commands it ran are
         kept. Functions a library defines run only where called. Not reused: what `sources` reads varies."""

@@ -13,7 +13,7 @@ import posixpath
 import re
 from urllib.parse import unquote, urlsplit
 
-from .evidence import UpstreamTarget
+from checks.evidence import UpstreamTarget
 
 MAX_LINKS = 8  # recipe links read per sign-off
 RECIPE_ROOT = {"vllm-project/recipes": "", "sgl-project/sglang": "docs_new/"}  # where recipes live upstream

@@ -2,14 +2,14 @@
 
 Checks 9 (chat template) and 11 (golden acceptance length) read the same
 benchmark scripts, srt-slurm recipes and master-config entries. What a master
-entry runs is `checks.runs` (the one resolver); scripts are read by
-`checks.bash.Script`; the speculative settings of a script, a launch or a
-recipe are read by `checks.spec_settings` (through `checks.engines`). This module finds the configs;
-`checks.specmodel` is what checks 9 and 11 read.
+entry runs is `checks.facts.runs` (the one resolver); scripts are read by
+`checks.facts.bash.Script`; the speculative settings of a script, a launch or a
+recipe are read by `checks.facts.spec_settings` (through `checks.facts.engines`). This module finds the configs;
+`checks.facts.specmodel` is what checks 9 and 11 read.
 
 The configs (`inventory`), each a `SpecUnit`:
 - a recipe the PR changes, or one a changed spec-decode point runs
-  (`CONFIG_FILE`), read as srt-slurm reads it (`checks.srtslurm`: `base:`
+  (`CONFIG_FILE`), read as srt-slurm reads it (`checks.facts.srtslurm`: `base:`
   with override variants). Its speculative settings are the decode side's
   (and an aggregated worker's): in a disaggregated recipe the prefill
   worker's draft settings do not decide what is accepted.
@@ -39,7 +39,7 @@ a script writes from heredocs (an options file the launch reads,
 `printf` or arithmetic, or behind a guard is read as the run reads it. A
 script none of whose launches the reader reaches is read line by line,
 outside the lines only an eval-only run reaches (`eval_only_lines`).
-`checks.specmodel` derives the model of each config from these units.
+`checks.facts.specmodel` derives the model of each config from these units.
 
 Agentic configs: under an `agentic/` or `agentx*` directory, a script or
 recipe whose name says agentic / agentx, run by an agentic master point
@@ -59,18 +59,30 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from . import runs as resolver
-from .context import Context
-from .masterconfig import EntryChange
-from .policy import Policy
-from .recipe_index import points_running, recipe_index
-from .bash import Launch, Script, Token, reads_first_field
+from checks.context import Context
+from checks.policy import Policy
+
 from . import engines
+from . import runs as resolver
+from .bash import Launch, Script, Token, reads_first_field
 from .bash.interpreter import NOT_GIVEN, Write
 from .bash.reading import statements
 from .bash.syntax import Statement
-from .spec_settings import (THROUGHPUT_ENV, Simulation, SpecConfig, launch_settings, recipe_engine, recipe_settings,
-                            options_file, options_settings, script_engine, script_settings, thinking_mode)
+from .masterconfig import EntryChange
+from .recipe_index import points_running, recipe_index
+from .spec_settings import (
+    THROUGHPUT_ENV,
+    Simulation,
+    SpecConfig,
+    launch_settings,
+    options_file,
+    options_settings,
+    recipe_engine,
+    recipe_settings,
+    script_engine,
+    script_settings,
+    thinking_mode,
+)
 from .srtslurm import variants
 from .tracing import Reached, head_reader, reach, repo_paths
 from .yamlload import LineDict, YamlProblem

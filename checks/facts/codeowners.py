@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from . import memo
+from checks import memo
 
 MAX_BYTES = 3 * 1024 * 1024  # GitHub does not load a larger CODEOWNERS file
 

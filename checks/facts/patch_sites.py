@@ -1,10 +1,10 @@
 """Where a file patches the serving stack: each command judged by what it writes.
 
 A `Site` is one place that modifies the inference engine at build or run
-time. Commands are read from the syntax of the file (`checks.bash` for bash,
-`ast` for Python through `checks.pycode`, YAML for workflows), so words inside
+time. Commands are read from the syntax of the file (`checks.facts.bash` for bash,
+`ast` for Python through `checks.facts.pycode`, YAML for workflows), so words inside
 strings, prompts and heredocs that no interpreter reads are never commands.
-What a command writes decides, through `checks.stack`:
+What a command writes decides, through `checks.facts.stack`:
 
 - `git apply` / `git am` / `patch` write into their directory (`-C`,
   `--directory`, `-d`, else the directory the script `cd`s into last): a site
@@ -27,7 +27,7 @@ What a command writes decides, through `checks.stack`:
   `.pth` file) is judged by its content, as a Python program;
 - a container bind mount (`docker -v`/`--volume`/`--mount`, `srun
   --container-mounts`, `-B`/`--bind`) whose destination is engine code;
-- `pip install` of an engine or kernel package (`checks.stack.ENGINE_PACKAGES`)
+- `pip install` of an engine or kernel package (`checks.facts.stack.ENGINE_PACKAGES`)
   where the engine runs (not in a workflow step, which runs on the CI runner);
 - a patch file or an embedded diff whose patched files are not all client code.
 
@@ -49,8 +49,8 @@ from functools import cached_property
 from typing import Callable, Iterator
 
 from . import pycode
-from .scriptpaths import repo_path
 from .bash import MAX_SCRIPT, Heredoc, Script, SimpleCommand, heredoc_bodies, line_code
+from .scriptpaths import repo_path
 from .stack import Target, located_target, module_target, package_target, path_target, repo_target
 
 Read = Callable[[str], "str | None"]  # a repository path -> its text (None: not a file); KeyError: not held

@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from .context import Context
+from checks.context import Context
+
 from .runs import PointRun, head_points, recipe_target, run_of
 from .yamlload import YamlProblem
 

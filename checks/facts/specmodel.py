@@ -2,9 +2,9 @@
 
 Checks 9 and 11 read configs through this module (`model(ctx)`, derived once
 per Context); no rule reads a script itself. Where the configs are is
-`checks.specdecode` (scripts, srt-slurm recipes, what master entries run,
-their chains); what a setting means is `checks.engines`; how a script is
-run is `checks.bash` (one interpreter decides branches, sourced files are run
+`checks.facts.specdecode` (scripts, srt-slurm recipes, what master entries run,
+their chains); what a setting means is `checks.facts.engines`; how a script is
+run is `checks.facts.bash` (one interpreter decides branches, sourced files are run
 in place, `$(( ))`, printf and awk/bc/python3 arithmetic on literals are
 worked out).
 
@@ -23,12 +23,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from checks.context import Context
+
 from . import engines
-from .context import Context
 from .spec_settings import Simulation, SpecConfig, thinking
 from .spec_settings import eval_only_lines as spec_eval_only_lines
 from .specdecode import Inventory, SpecUnit, client_programs, eval_only_recipe, eval_twin, inventory
 from .tracing import Reached
+
 
 @dataclass(frozen=True)
 class SpecRead:
