@@ -25,7 +25,7 @@ from .jobs_process import JobsProcess
 from .judge import Budget, Judge
 from .observability import Metrics
 from .settings import Settings
-from .store import Store
+from .store.sql import Store
 from .worker import Reconciler, Refused, Workers, start_workers
 
 START_SECONDS = 10.0

@@ -120,8 +120,8 @@ def _audit(args: argparse.Namespace) -> int:
     import os
 
     from .settings import redacted
-    from .store import POSTGRES_SCHEMES, sqlite_path
-    from .stores import open_store
+    from .store.choose import open_store
+    from .store.sql import POSTGRES_SCHEMES, sqlite_path
 
     db = args.db or os.environ.get("SIGNOFF_BOT_DB", "./signoff-bot.db")
     if not db.startswith(POSTGRES_SCHEMES) and not os.path.exists(sqlite_path(db)):

@@ -29,7 +29,7 @@ from checks.policy import CONFIG_PATH
 
 from .github import CallStats, GitHubError
 from .publish import CHECK_NAME
-from .store import JobSpec
+from .store.sql import JobSpec
 from .verify import Access, CannotRun, Result, access, bot_login, dry_run, one_line, run_jobs
 from .webhooks import COMMENT_KINDS, Unusable, route
 

@@ -31,7 +31,7 @@ from .group_commit import GroupCommit
 from .observability import Metrics
 from .publish import CHECK_NAME
 from .settings import Settings
-from .store import Delivery
+from .store.sql import Delivery
 from .webhooks import HANDLED, Unusable, route, routed_fields, signature_ok
 from .worker import Refused
 

@@ -64,7 +64,7 @@ from .judge import IN_THREAD, Checks
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
 from .settings import Settings
-from .store import Job, JobSpec, LeaseLost, Store
+from .store.sql import Job, JobSpec, LeaseLost, Store
 
 log = logging.getLogger("signoff_bot.jobs")
 

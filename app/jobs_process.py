@@ -132,7 +132,7 @@ def _main(settings: Settings, conn: Connection, owners: list[str]) -> None:
 
 async def _work(settings: Settings, conn: Connection, metrics: Forwarded, owners: list[str]) -> None:
     from .jobs import Clients, JobRunner
-    from .stores import open_store
+    from .store.choose import open_store
     from .worker import start_workers
 
     loop, stop = asyncio.get_running_loop(), asyncio.Event()

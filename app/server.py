@@ -22,8 +22,8 @@ from .ingest import Ingest
 from .jobs import Clients
 from .observability import Metrics
 from .settings import Settings
-from .store import Store
-from .stores import open_store
+from .store.choose import open_store
+from .store.sql import Store
 from .worker import Refused
 
 READY_SECONDS = 5.0  # how long the readiness write may take

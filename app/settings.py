@@ -9,7 +9,7 @@ from typing import Mapping
 
 from checks.policy import CONFIG_PATH
 
-from .store import POSTGRES_SCHEMES, SQLITE_SCHEME
+from .store.sql import POSTGRES_SCHEMES, SQLITE_SCHEME
 
 
 class ConfigError(Exception):

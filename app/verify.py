@@ -55,7 +55,7 @@ from .pipeline import Outcome, verify
 from .publish import Published
 from .replay import Replay
 from .settings import ConfigError, Settings
-from .store import JobSpec, SqliteStore
+from .store.sql import JobSpec, SqliteStore
 
 # The exit code of each verdict label (checks.result.Verdict.label); a label not here is not a pass.
 EXIT = {"PASS": 0, "REJECTED": 1, "NEEDS A MAINTAINER": 3}

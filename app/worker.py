@@ -9,7 +9,7 @@ failing: it counts neither as an attempt nor against the job's budget. A job
 that keeps failing, or outlives its budget (an attempt still running when the
 budget is spent is stopped), ends as a failed check run that says why.
 
-A database fault (app/store.py `database_fault`: a lost connection, a pool
+A database fault (app/store/sql.py `database_fault`: a lost connection, a pool
 timeout, SQLite busy or read-only...) is never a failure of the job: the job
 is re-queued, its time excused like a rate limit's, and recording that (or any
 outcome) is tried again, with backoff, until the database answers. Only a
@@ -53,7 +53,7 @@ from .jobs import Clients, JobRunner, current_job
 from .observability import Metrics
 from .publish import CHECK_NAME, LINT_CHECK_NAME, Publisher
 from .settings import Settings
-from .store import Job, JobSpec, LeaseLost, Store, database_fault
+from .store.sql import Job, JobSpec, LeaseLost, Store, database_fault
 
 log = logging.getLogger("signoff_bot.worker")
 

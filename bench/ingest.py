@@ -130,8 +130,8 @@ def bot_app(spec: dict[str, Any]):
     from app.replay import REPLAY_APP_ID, throwaway_key
     from app.server import create_app
     from app.settings import Settings
-    from app.store import JobSpec
-    from app.stores import open_store
+    from app.store.choose import open_store
+    from app.store.sql import JobSpec
 
     load = spec.get("load")
     settings = Settings(app_id=REPLAY_APP_ID, private_key=throwaway_key(), webhook_secret=SECRET,

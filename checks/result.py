@@ -27,7 +27,7 @@ class Status(str, Enum):
 class Outcome(str, Enum):
     """What a verdict adds up to (PASS, REJECTED, NEEDS A MAINTAINER), or what a job records for a PR's
     head instead of a verdict; `job_outcome` decides which. The values are the labels the App's database
-    keeps (app/store.py), spelt as they always were."""
+    keeps (app/store/sql.py), spelt as they always were."""
 
     PASS = "PASS"
     REJECTED = "REJECTED"

@@ -21,8 +21,8 @@ from typing import Any, Callable
 import httpx
 
 from app.replay import throwaway_key
-from app.store import SqlStore
-from app.stores import open_store
+from app.store.choose import open_store
+from app.store.sql import SqlStore
 
 SECRET = "e2e-webhook-secret"
 E2E_WORLD = Path(__file__).resolve().parent / "worlds" / "e2e"

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from app.store import SqliteStore
+from app.store.sql import SqliteStore
 
 from .apphost import REPO, Stack
 from .variants import e2e_variant, repo_of

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from app.bodies import BodyBudget, Busy, Slow, TooLarge
-from app.store import JobSpec
+from app.store.sql import JobSpec
 from app.worker import Refused
 
 

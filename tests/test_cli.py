@@ -7,8 +7,8 @@ import os
 import subprocess
 import sys
 
-from app.store import SqliteStore
-from app.stores import open_store
+from app.store.choose import open_store
+from app.store.sql import SqliteStore
 
 from .apphost import KEY
 from .databases import query

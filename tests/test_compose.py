@@ -18,7 +18,7 @@ import httpx
 import yaml
 
 from app.settings import Settings
-from app.store_pg import PG_MIGRATIONS
+from app.store.postgres import PG_MIGRATIONS
 
 from .apphost import KEY, START_TIMEOUT, end, free_port
 from .databases import query

@@ -1,4 +1,4 @@
-"""A database fault is never a verdict (app/worker.py, app/store.py): a job that meets one runs again, its
+"""A database fault is never a verdict (app/worker.py, app/store/sql.py): a job that meets one runs again, its
 time excused; a worker outlasts any outage and is started again if it stops; a failure is published only
 by the worker holding the job's lease; reconcile verifies again a head that could not complete.
 
@@ -20,9 +20,9 @@ import pytest
 from app.observability import Metrics
 from app.replay import throwaway_key
 from app.settings import Settings
-from app.store import JobSpec, SqliteStore, database_fault
-from checks.result import Outcome
+from app.store.sql import JobSpec, SqliteStore, database_fault
 from app.worker import Reconciler, Worker, Workers
+from checks.result import Outcome
 
 SETTINGS = Settings(app_id=1, private_key=throwaway_key(), webhook_secret="s", lease_seconds=3.0,
                     max_attempts=2)
@@ -91,7 +91,7 @@ def test_database_faults_of_both_engines_are_told_from_other_errors():
     import psycopg
     from psycopg_pool import PoolTimeout
 
-    import app.store_pg  # noqa: F401 - what makes PostgreSQL's errors known
+    import app.store.postgres  # noqa: F401 - what makes PostgreSQL's errors known
 
     assert database_fault(sqlite3.OperationalError("database is locked"))
     assert database_fault(psycopg.errors.AdminShutdown("terminating connection due to administrator command"))

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.store import SqliteStore
+from app.store.sql import SqliteStore
 
 from .apphost import E2E_WORLD, REPO, Stack
 from .test_app_e2e import HEAD, LATE, SIGNOFF_ID, check_line, verdict_for

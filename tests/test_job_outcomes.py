@@ -19,7 +19,7 @@ from app.observability import Metrics
 from app.publish import CHECK_NAME
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
-from app.store import JobSpec, SqliteStore
+from app.store.sql import JobSpec, SqliteStore
 from app.worker import Reconciler, Worker
 from checks.result import VERDICTS, CheckResult, JobFacts, Outcome, job_outcome
 

@@ -19,7 +19,7 @@ from app.jobs_process import Forwarded, apply
 from app.observability import Metrics
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import ConfigError, Settings
-from app.stores import open_store
+from app.store.choose import open_store
 from app.worker import Refused
 
 from .apphost import Stack

@@ -29,7 +29,7 @@ from app.fake_github.webhooks import stored_event
 from app.publish import CHECK_NAME
 from app.server import create_app
 from app.settings import Settings
-from app.store import SqliteStore
+from app.store.sql import SqliteStore
 from app.world import World
 
 from .apphost import E2E_WORLD, REPO, SECRET, Stack

@@ -24,7 +24,7 @@ from app.jobs import Clients, JobRunner
 from app.observability import Metrics
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
-from app.store import Job, SqliteStore
+from app.store.sql import Job, SqliteStore
 from checks.rules import check00_codeowner, check02_evals, check04_reuse_command
 
 from .variants import (

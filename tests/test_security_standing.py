@@ -177,7 +177,7 @@ def test_3_what_a_sign_off_vouches_for_survives_the_loss_of_the_database(tmp_pat
         stack.start_app()  # a new volume: the start-up reconcile pass verifies every open PR again
 
         def verified_again() -> bool:
-            from app.store import SqliteStore
+            from app.store.sql import SqliteStore
 
             store = SqliteStore(stack.db)
             try:

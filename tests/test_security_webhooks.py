@@ -28,7 +28,7 @@ from app.publish import CHECK_NAME
 from app.replay import DEMO_WORLD
 from app.server import create_app
 from app.settings import Settings
-from app.store import SqliteStore
+from app.store.sql import SqliteStore
 from app.webhooks import HANDLED
 from app.world import World
 

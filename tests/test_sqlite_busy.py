@@ -1,5 +1,5 @@
 """How an SQLite write transaction waits for the write lock another connection holds
-(app/store.py `SqliteStore._patiently`)."""
+(app/store/sql.py `SqliteStore._patiently`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from app import store as store_module
-from app.store import JobSpec, SqliteStore
+from app.store import sql as store_module
+from app.store.sql import JobSpec, SqliteStore
 
 
 def _hold_the_write_lock(path: str, held: threading.Event, release: threading.Event, released: list[float]) -> None:

@@ -20,7 +20,7 @@ from app.observability import Metrics
 from app.publish import CHECK_NAME
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
-from app.store import Job, SqliteStore
+from app.store.sql import Job, SqliteStore
 from checks.context import Context
 from checks.engine import evaluate
 from checks.facts import freshness, signoff

@@ -12,9 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from app.store import SQLITE_MIGRATIONS, Delivery, JobSpec, SchemaTooNew, SqliteStore
-from app.stores import open_store
-from app.store_pg import PG_MIGRATIONS, PostgresStore
+from app.store.choose import open_store
+from app.store.postgres import PG_MIGRATIONS, PostgresStore
+from app.store.sql import SQLITE_MIGRATIONS, Delivery, JobSpec, SchemaTooNew, SqliteStore
 from checks.result import Outcome
 
 from .databases import query
@@ -247,7 +247,7 @@ def test_a_database_of_a_newer_release_is_refused(db, opened):
 
 
 def test_both_engines_migrate_to_the_same_version():
-    """A new table or column is a new version on both engines (app/store.py, app/store_pg.py)."""
+    """A new table or column is a new version on both engines (app/store/sql.py, app/store/postgres.py)."""
     assert len(PG_MIGRATIONS) == len(SQLITE_MIGRATIONS)
 
 
@@ -446,7 +446,7 @@ def test_ping_fails_on_a_file_system_mounted_read_only(tmp_path, clock, monkeypa
 def test_ping_writes_on_a_connection_of_its_own(tmp_path, clock, monkeypatch):
     """Another connection holding the write lock longer than the probe waits: not ready, every time;
     the store's own connection, open before, is not what the probe writes through."""
-    from app import store as store_module
+    from app.store import sql as store_module
 
     path = str(tmp_path / "bot.db")
     store = SqliteStore(path, clock=clock)

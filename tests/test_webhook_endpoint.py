@@ -20,7 +20,7 @@ from app.ingest import Reply
 from app.replay import DEMO_WORLD
 from app.server import create_app
 from app.settings import Settings
-from app.store import SqliteStore
+from app.store.sql import SqliteStore
 from app.world import World
 
 SECRET = "s3cret-for-tests"

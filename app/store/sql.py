@@ -3,8 +3,8 @@
 `Store` is the interface the server and workers use. `SqlStore` holds its
 logic in the SQL that SQLite and PostgreSQL both speak; `SqliteStore` is the
 default, embedded engine, safe for several processes sharing one database file
-(WAL mode, writers serialised with BEGIN IMMEDIATE); `app.store_pg.PostgresStore`
-shares one PostgreSQL database between machines. `app.stores.open_store`
+(WAL mode, writers serialised with BEGIN IMMEDIATE); `app.store.postgres.PostgresStore`
+shares one PostgreSQL database between machines. `app.store.choose.open_store`
 picks one from SIGNOFF_BOT_DB. Every method blocks: callers on the event loop run them in a
 thread (`asyncio.to_thread`).
 
@@ -72,7 +72,7 @@ PROBE_SECONDS = 2.0  # how long the readiness probe's connection waits for a loc
 T = TypeVar("T")
 
 # Version n is SQLITE_MIGRATIONS[n - 1]; a database's PRAGMA user_version counts those it has.
-# A new table or column is a new version here and in app/store_pg.py's PG_MIGRATIONS.
+# A new table or column is a new version here and in app/store/postgres.py's PG_MIGRATIONS.
 SQLITE_MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 1: the schema of the releases before versioning (IF NOT EXISTS: such a database adopts it as it is)
     ("""CREATE TABLE IF NOT EXISTS deliveries (
@@ -666,8 +666,8 @@ def sqlite_path(db: str) -> str:
 def database_fault(exc: BaseException) -> bool:
     """Whether `exc` is a database fault of either engine (their `Transient` errors): the database failed,
     not the work that called it, and the same call may succeed later. PostgreSQL's errors can arise only
-    once app.store_pg is imported."""
+    once app.store.postgres is imported."""
     if isinstance(exc, SqliteStore.Transient):
         return True
-    pg = sys.modules.get("app.store_pg")
+    pg = sys.modules.get("app.store.postgres")
     return pg is not None and isinstance(exc, pg.PostgresStore.Transient)

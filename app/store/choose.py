@@ -5,13 +5,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from .store import POSTGRES_SCHEMES, SqliteStore, SqlStore, sqlite_path
+from .sql import POSTGRES_SCHEMES, SqliteStore, SqlStore, sqlite_path
 
 
 def open_store(db: str, clock: Callable[[], float] = time.time) -> SqlStore:
     """The store SIGNOFF_BOT_DB names: PostgreSQL for a postgresql:// URL, else a SQLite file."""
     if db.startswith(POSTGRES_SCHEMES):
-        from .store_pg import PostgresStore  # psycopg is imported only by deployments that use it
+        from .postgres import PostgresStore  # psycopg is imported only by deployments that use it
 
         return PostgresStore(db, clock)
     return SqliteStore(sqlite_path(db), clock)

@@ -1,6 +1,6 @@
 """The store on a shared PostgreSQL database, for replicas of the App on several machines.
 
-Same tables, same SQL and the same guarantees as SQLite (app/store.py); what
+Same tables, same SQL and the same guarantees as SQLite (app/store/sql.py); what
 differs is how writers are kept apart. SQLite lets one writer in at a time;
 here transactions run side by side (READ COMMITTED), so:
 - `lease` claims a job row with SELECT … FOR UPDATE SKIP LOCKED (workers pass
@@ -36,7 +36,7 @@ from psycopg import errors
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from .store import RUNNABLE, SchemaTooNew, SqlStore
+from .sql import RUNNABLE, SchemaTooNew, SqlStore
 
 T = TypeVar("T")
 
@@ -50,7 +50,7 @@ PR_LOCK = 0x5B07  # advisory locks (PR_LOCK, hashtext(repo#pr)) keep a PR's leas
 # Advisory locks keyed by one bigint and by two ints never collide: the migrations take this one.
 MIGRATION_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('signoff-bot schema', 0))"
 
-# Version n is PG_MIGRATIONS[n - 1] (app/store.py's SQLITE_MIGRATIONS has the same versions);
+# Version n is PG_MIGRATIONS[n - 1] (app/store/sql.py's SQLITE_MIGRATIONS has the same versions);
 # schema_migrations records the versions a database has.
 PG_MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 1: deliveries, jobs, verdicts, sign-off pins and the append-only audit trail
