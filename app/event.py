@@ -27,8 +27,8 @@ from typing import Any
 
 from checks.policy import CONFIG_PATH
 
-from .github import CallStats, GitHubError
-from .publish import CHECK_NAME
+from .github.client import CallStats, GitHubError
+from .github.publish import CHECK_NAME
 from .store.sql import JobSpec
 from .verify import Access, CannotRun, Result, access, bot_login, dry_run, one_line, run_jobs
 from .webhooks import COMMENT_KINDS, Unusable, route

@@ -1,7 +1,7 @@
 """One way to fetch what the checks asked for, whatever holds the pull request's evidence.
 
 The checks name what a snapshot lacks (`checks.evidence.Wanted`, through `Context.need`); a `Fetcher`
-reads each piece from where the PR lives: GitHub (`app.gather.Gatherer`), or a world's files
+reads each piece from where the PR lives: GitHub (`app.github.gather.Gatherer`), or a world's files
 (`app.offline.WorldFetcher`), which is also how a git history is read (`app.gitrepo.pull_world` makes
 a world of a clone). The evidence rounds (`complete`) and the fuller snapshot built from the answers
 (`with_evidence`) are written once, here, so that every source completes a snapshot the same way, as

@@ -27,9 +27,9 @@ import msgspec
 from starlette.types import Receive, Scope, Send
 
 from .bodies import BodyBudget, Busy, Slow, TooLarge
+from .github.publish import CHECK_NAME
 from .group_commit import GroupCommit
 from .observability import Metrics
-from .publish import CHECK_NAME
 from .settings import Settings
 from .store.sql import Delivery
 from .webhooks import HANDLED, Unusable, route, routed_fields, signature_ok

@@ -47,8 +47,7 @@ from checks.result import JobFacts, Outcome, job_outcome
 from checks.snapshot import Comment, Snapshot
 
 from .files import decode_text
-from .gather import MAX_COMMITS, Gatherer
-from .github import (
+from .github.client import (
     CallStats,
     GitHubError,
     as_github_error,
@@ -59,10 +58,11 @@ from .github import (
     url_path,
     warm_up,
 )
-from .github_objects import as_artifact, as_comment, as_workflow_run
+from .github.gather import MAX_COMMITS, Gatherer
+from .github.objects import as_artifact, as_comment, as_workflow_run
+from .github.publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
 from .judge import IN_THREAD, Checks
 from .observability import Metrics
-from .publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
 from .settings import Settings
 from .store.sql import Job, JobSpec, LeaseLost, Store
 

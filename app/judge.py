@@ -67,7 +67,7 @@ from checks.result import Verdict
 from checks.rule import Rule
 from checks.snapshot import Snapshot, frozen_map
 
-from .github import GitHubError
+from .github.client import GitHubError
 from .scheduling import lower_priority
 
 log = logging.getLogger("signoff_bot.judge")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from .github import GitHubError
+from .github.client import GitHubError
 
 QUIET_LOGGERS = ("httpx", "httpcore", "hpack", "uvicorn.access")
 SAFE_MESSAGES = (GitHubError, sqlite3.Error, OSError, TimeoutError)  # messages written without secrets

@@ -1,6 +1,6 @@
 """Build a snapshot straight from a world's files, without HTTP.
 
-The engine's tests and the engine benchmark use this; `app.gather` builds the
+The engine's tests and the engine benchmark use this; `app.github.gather` builds the
 same snapshot through the GitHub API (served by the fake from the same
 world), and a test holds the two to equality. Evidence is chosen and fetched
 as in production: a first snapshot, then what the checks found missing
@@ -33,9 +33,9 @@ from checks.snapshot import (
     frozen_map,
 )
 
-from . import artifacts as artifact_zip
 from .fetcher import complete_here
 from .files import NOT_FOLLOWED, decode_text
+from .github import artifacts as artifact_zip
 from .world import Commit, Repo, World, diff_trees
 
 _RUN_ID = re.compile(r"/actions/runs/(\d+)")
@@ -266,7 +266,7 @@ class WorldFetcher:
 
 
 def _archive_files(world: World, run_id: int, a: Artifact) -> ArtifactFiles | None:
-    """A prebuilt archive read as gather reads a download (expiry, size cap, `app.artifacts.unpack`);
+    """A prebuilt archive read as gather reads a download (expiry, size cap, `app.github.artifacts.unpack`);
     None for an artifact built from its files."""
     path = world.archive_path(a.id)
     if path is None:

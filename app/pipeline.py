@@ -10,9 +10,9 @@ from checks.policy import CONFIG_PATH
 from checks.result import Verdict
 from checks.snapshot import Snapshot
 
-from .gather import Gatherer
+from .github.gather import Gatherer
+from .github.publish import Published, Publisher
 from .judge import IN_THREAD, Checks
-from .publish import Published, Publisher
 
 
 @dataclass

@@ -15,8 +15,8 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from . import render
-from .github import CallStats, installation_client
+from .github import render
+from .github.client import CallStats, installation_client
 from .judge import IN_THREAD, Checks
 from .pipeline import Outcome, verify
 from .world import World

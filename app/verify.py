@@ -36,8 +36,8 @@ from checks.result import JobFacts, Verdict, job_outcome
 from checks.rule import Rule
 from checks.snapshot import Snapshot
 
-from . import render
-from .github import (
+from .github import render
+from .github.client import (
     ACTIONS_APP_ID,
     CallStats,
     GitHubError,
@@ -48,11 +48,11 @@ from .github import (
     installation_client,
     url_path,
 )
+from .github.publish import Published
 from .jobs import JobRunner, utc_now
 from .judge import IN_THREAD, Checks, Rounds
 from .observability import Metrics
 from .pipeline import Outcome, verify
-from .publish import Published
 from .replay import Replay
 from .settings import ConfigError, Settings
 from .store.sql import JobSpec, SqliteStore
@@ -66,7 +66,7 @@ NOT_A_VERDICT = ("NO_SIGNOFF", "STALE", "SKIPPED")  # what the verify job record
 LEASE_SECONDS = 900.0
 _PR_URL = re.compile(r"^https?://[^/]+/(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/pull/(?P<number>\d+)(?:/[a-z]*)?/?(?:[#?].*)?$")
 _PR_REF = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>\d+)$")
-# What each write of a job is called in its GitHubError (app/github.py `call`), and the permission it needs.
+# What each write of a job is called in its GitHubError (app/github/client.py `call`), and the permission it needs.
 WRITE_PERMISSION = {
     "create check run": "checks: write", "update check run": "checks: write", "add annotations": "checks: write",
     "commit status": "statuses: write",

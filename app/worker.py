@@ -48,10 +48,10 @@ from githubkit import GitHub
 
 from checks.result import JobFacts, Outcome, job_outcome
 
-from .github import GitHubError, app_client, http_timeout, pages
+from .github.client import GitHubError, app_client, http_timeout, pages
+from .github.publish import CHECK_NAME, LINT_CHECK_NAME, Publisher
 from .jobs import Clients, JobRunner, current_job
 from .observability import Metrics
-from .publish import CHECK_NAME, LINT_CHECK_NAME, Publisher
 from .settings import Settings
 from .store.sql import Job, JobSpec, LeaseLost, Store, database_fault
 

@@ -7,7 +7,7 @@ the bot: its peak RSS is the bot's. Here:
    the HTTP cache is empty) runs `app.pipeline.verify` (gather → evaluate →
    publish) exactly as `signoff-bot replay` does; wall time from the call to
    the last publish write answered. The process has started as `serve` starts
-   (`app.github.warm_up`: githubkit's lazily imported models are loaded), so
+   (`app.github.client.warm_up`: githubkit's lazily imported models are loaded), so
    the figure is a running App's, not a process's first seconds;
 2. a warm re-verification with the same client, nothing changed in the world
    but what the cold run published; the fake's ledger tells how many of its
@@ -47,7 +47,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.github import CallStats, installation_client, warm_up  # noqa: E402
+from app.github.client import CallStats, installation_client, warm_up  # noqa: E402
 from app.offline import snapshot_from_world  # noqa: E402
 from app.pipeline import verify  # noqa: E402
 from app.replay import REPLAY_APP_ID, throwaway_key  # noqa: E402

@@ -6,7 +6,7 @@ chain of round trips. Two of them are known from those first reads already, by t
 whether the sign-off's author is in the teams CODEOWNERS names (check 0 asks for the teams owning the
 changed paths, or for all of them), and the upstream recipes its additional detail section links (the
 recipe-link check reads each). The checks name them here, next to the readers that decide them, so a
-fetcher (app/gather.py) can read them ahead; the round then shares those reads. A guess that the round
+fetcher (app/github/gather.py) can read them ahead; the round then shares those reads. A guess that the round
 does not make costs its requests, nothing else: what the snapshot holds is what the round asked for.
 """
 

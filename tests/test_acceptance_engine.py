@@ -80,7 +80,7 @@ def test_shared_world(world_dir):
 
 @pytest.mark.parametrize("world_dir", world_params())
 def test_same_snapshot_same_verdict_byte_for_byte(world_dir):
-    from app import render
+    from app.github import render
 
     snap = snapshot_from_world(World.load(world_dir))
     first, second = evaluate(snap), evaluate(snap)

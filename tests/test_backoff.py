@@ -1,4 +1,4 @@
-"""Backing off from GitHub (app/backoff.py): which failed calls are retried in place, how long
+"""Backing off from GitHub (app/github/backoff.py): which failed calls are retried in place, how long
 an answer asks us to wait, and the gate that holds every call back until a rate limit resets."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import httpx
 import pytest
 from githubkit.exception import RequestError, RequestFailed, RequestTimeout
 
-from app.backoff import RateLimitGate, RetryTransient, repeatable, wait_seconds, writes
 from app.fake_github import FakeGitHub
-from app.github import GitHubError, as_github_error, token_client, write_wave
+from app.github.backoff import RateLimitGate, RetryTransient, repeatable, wait_seconds, writes
+from app.github.client import GitHubError, as_github_error, token_client, write_wave
 
 from .conftest import OWN_WORLDS
 
@@ -151,7 +151,7 @@ def test_writes_of_one_client_go_out_one_after_another() -> None:
 
 
 def test_one_verification_writes_in_one_wave_and_two_never_interleave() -> None:
-    """A publish holds the installation's write lock for its wave (app/backoff.py): the writes of one wave go
+    """A publish holds the installation's write lock for its wave (app/github/backoff.py): the writes of one wave go
     out together; a second wave, and a lone write, wait until the first wave's last write is answered."""
     with FakeGitHub(OWN_WORLDS / "mini") as fake:
         gh = token_client("user:alice", fake.url)

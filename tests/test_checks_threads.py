@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from app import render
+from app.github import render
 from app.offline import judge_world
 from app.replay import DEMO_WORLD
 from app.world import World

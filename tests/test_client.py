@@ -1,4 +1,4 @@
-"""The githubkit client a verification runs on (app/github.py), over real HTTP against the fake GitHub:
+"""The githubkit client a verification runs on (app/github/client.py), over real HTTP against the fake GitHub:
 one token however many first requests need one, the App's check run to update taken from what the
 gatherer listed, and a process warmed up at start importing nothing of githubkit's while verifying."""
 
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from app.fake_github import FakeGitHub
-from app.github import CallStats, installation_client
+from app.github.client import CallStats, installation_client
 from app.pipeline import verify
 from app.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
 from app.world import World
@@ -37,7 +37,7 @@ def test_a_cold_verification_asks_for_one_token_and_lists_each_commits_check_run
 WARMED = """
 import asyncio, json, sys
 from app.fake_github import FakeGitHub
-from app.github import installation_client, warm_up
+from app.github.client import installation_client, warm_up
 from app.pipeline import verify
 from app.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
 from app.world import World

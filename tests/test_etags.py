@@ -1,4 +1,4 @@
-"""Conditional requests (app/etags.py): a repeated GET carries If-None-Match and a 304 yields the stored answer."""
+"""Conditional requests (app/github/etags.py): a repeated GET carries If-None-Match and a 304 yields the stored answer."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import json
 
 import httpx
 
-from app.etags import ConditionalTransport, EtagStore, Stored
 from app.fake_github import FakeGitHub
-from app.github import installation_client
+from app.github.client import installation_client
+from app.github.etags import ConditionalTransport, EtagStore, Stored
 from app.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
 from app.world import World
 

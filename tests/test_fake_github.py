@@ -27,11 +27,11 @@ from githubkit.exception import GraphQLFailed, RequestFailed
 from githubkit.webhooks import verify
 from githubkit_schemas.latest import models
 
-from app import edits
 from app.fake_github import FakeGitHub, WorldConflict
 from app.fake_github.ids import blob_sha
 from app.fake_github.server import ROUTES
-from app.publish import CHECK_NAME
+from app.github import edits
+from app.github.publish import CHECK_NAME
 from app.webhooks import Routed, route
 from app.world import World, diff_trees
 

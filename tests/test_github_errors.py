@@ -10,7 +10,7 @@ import httpx
 import pydantic
 import pytest
 
-from app.github import GitHubError, call
+from app.github.client import GitHubError, call
 
 
 def run(fn):

@@ -8,8 +8,8 @@ import asyncio
 import pytest
 
 from app.fake_github import FakeGitHub
-from app.gather import Gatherer
-from app.github import CallStats, installation_client, is_name, url_path
+from app.github.client import CallStats, installation_client, is_name, url_path
+from app.github.gather import Gatherer
 from app.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
 from app.world import World
 
@@ -58,7 +58,7 @@ def _long_verdict():
 
 
 def test_a_verdict_comment_too_long_for_github_is_cut_and_points_to_the_check_run():
-    from app import publish, render
+    from app.github import publish, render
     from tests.builders import snapshot
 
     verdict = _long_verdict()

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from app.fake_github import FakeGitHub
+from app.github.publish import CHECK_NAME
 from app.jobs import Clients, JobRunner
 from app.judge import IN_THREAD
 from app.observability import Metrics
-from app.publish import CHECK_NAME
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
 from app.store.sql import JobSpec, SqliteStore

@@ -26,7 +26,7 @@ from fastapi.testclient import TestClient
 from app.fake_github.payloads import Site
 from app.fake_github.state import GitHubState
 from app.fake_github.webhooks import stored_event
-from app.publish import CHECK_NAME
+from app.github.publish import CHECK_NAME
 from app.server import create_app
 from app.settings import Settings
 from app.store.sql import SqliteStore

@@ -6,7 +6,7 @@ from dataclasses import fields
 
 import pytest
 
-from app import render
+from app.github import render
 from app.offline import judge_world
 from app.replay import DEMO_WORLD
 from app.world import World

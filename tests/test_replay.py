@@ -17,8 +17,8 @@ import sys
 import pytest
 
 from app.fake_github import FakeGitHub
-from app.gather import Gatherer
-from app.github import CallStats, installation_client
+from app.github.client import CallStats, installation_client
+from app.github.gather import Gatherer
 from app.offline import snapshot_from_world
 from app.pipeline import verify
 from app.replay import DEMO_WORLD, REPLAY_APP_ID, replay, throwaway_key

@@ -1,7 +1,7 @@
 """Hostile workflow artifacts: refused with a reason, in bounded memory, and check 2 fails naming them.
 
 Artifacts come from the PR's own workflow run. Every archive here is built in
-memory at test time; `app.artifacts.unpack` is tested directly, and through
+memory at test time; `app.github.artifacts.unpack` is tested directly, and through
 the pipeline a world's eval artifact is replaced by the hostile zip
 (`artifacts/<id>.zip`, served byte for byte by the fake GitHub) so gather
 downloads it over HTTP and check 2 must say what was wrong with it.
@@ -15,8 +15,8 @@ import zipfile
 
 import pytest
 
-from app import artifacts
-from app.artifacts import (
+from app.github import artifacts
+from app.github.artifacts import (
     MAX_ENTRIES,
     MAX_FILE_BYTES,
     MAX_TOTAL_UNCOMPRESSED,

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from app.fake_github import FakeGitHub
-from app.gather import Gatherer
-from app.github import CallStats, installation_client
+from app.github.client import CallStats, installation_client
+from app.github.gather import Gatherer
 from app.jobs import Clients, JobRunner
 from app.observability import Metrics
 from app.replay import REPLAY_APP_ID, throwaway_key

@@ -24,7 +24,7 @@ import pytest
 from app.fake_github import FakeGitHub
 from app.fake_github.ids import blob_sha
 from app.files import MAX_TEXT_BYTES
-from app.github import CallStats, installation_client
+from app.github.client import CallStats, installation_client
 from app.pipeline import verify
 from app.replay import REPLAY_APP_ID, throwaway_key
 from checks.facts import codeowners

@@ -22,7 +22,7 @@ import httpx
 import pydantic
 import pytest
 
-from app.github import GitHubError
+from app.github.client import GitHubError
 from app.observability import QUIET_LOGGERS, JsonFormatter, setup_logging
 from app.settings import ConfigError, Settings
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from app.fake_github.payloads import Site
 from app.fake_github.state import GitHubState
 from app.fake_github.webhooks import stored_event
-from app.publish import CHECK_NAME
+from app.github.publish import CHECK_NAME
 from app.replay import DEMO_WORLD
 from app.server import create_app
 from app.settings import Settings

@@ -1,6 +1,6 @@
 """Whether a sign-off stands: the phrase as paragraph text, its author's own words, the content it was
 first verified on (checks/facts/signoff.py, checks/rules/extra15_own_words.py), and the app's side of it: the last editor read
-from GitHub's GraphQL API (app/edits.py, app/gather.py) and the records that outlive the database
+from GitHub's GraphQL API (app/github/edits.py, app/github/gather.py) and the records that outlive the database
 (app/jobs.py, against the fake GitHub)."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from app.edits import LastEdit, _last_edit
 from app.fake_github import FakeGitHub
-from app.gather import Gatherer
-from app.github import GitHubError, installation_client
+from app.github.client import GitHubError, installation_client
+from app.github.edits import LastEdit, _last_edit
+from app.github.gather import Gatherer
+from app.github.publish import CHECK_NAME
 from app.jobs import Clients, JobRunner
 from app.observability import Metrics
-from app.publish import CHECK_NAME
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
 from app.store.sql import Job, SqliteStore

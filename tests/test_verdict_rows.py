@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from app import render
+from app.github import render
 from app.replay import DEMO_WORLD, replay
 from checks.engine import LINT_NAME, evaluate
 from checks.result import Status

@@ -19,13 +19,24 @@ import pytest
 
 from app.fake_github import FakeGitHub
 from app.fake_github.payloads import ACTIONS_APP_ID
-from app.publish import CHECK_NAME
+from app.github.publish import CHECK_NAME
 from app.replay import DEMO_WORLD, replay, throwaway_key
 from app.verify import EXIT, CannotRun, parse_pr
 
 from .variants import e2e_variant, green_world, pull_of
-from .verifyhost import (E2E_WORLD, ENVIRONMENT, NO_CHECKS, PR, REPO, TOKEN, TOKENS, as_user, run_verify,
-                         sticky_comments, writes)
+from .verifyhost import (
+    E2E_WORLD,
+    ENVIRONMENT,
+    NO_CHECKS,
+    PR,
+    REPO,
+    TOKEN,
+    TOKENS,
+    as_user,
+    run_verify,
+    sticky_comments,
+    writes,
+)
 
 TARGET = f"{REPO}#{PR}"
 

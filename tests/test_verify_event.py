@@ -17,7 +17,7 @@ import pytest
 
 from app.event import jobs_of
 from app.fake_github import FakeGitHub
-from app.publish import CHECK_NAME
+from app.github.publish import CHECK_NAME
 from app.verify import CannotRun
 
 from .conftest import present

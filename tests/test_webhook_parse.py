@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.github.publish import CHECK_NAME
 from app.ingest import parse, read
-from app.publish import CHECK_NAME
 from app.webhooks import HANDLED, Unusable, route
 
 from .conftest import ROOT, present, shared_files

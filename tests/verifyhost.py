@@ -11,7 +11,7 @@ import pytest
 
 from app import cli
 from app.fake_github import FakeGitHub
-from app.render import MARKER_PREFIX
+from app.github.render import MARKER_PREFIX
 
 E2E_WORLD = Path(__file__).resolve().parent / "worlds" / "e2e"
 REPO = "demo-org/InferenceX-demo"

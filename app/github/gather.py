@@ -34,7 +34,7 @@ runs them (app/judge.py: a process of its own in the server). Nothing of the PR 
 executed or checked out.
 
 Two facts come from beyond the REST lists: who last edited each user's
-comment (GraphQL, app/edits.py, in one query per 100 comments, beside the
+comment (GraphQL, app/github/edits.py, in one query per 100 comments, beside the
 other chains), since only its author's own words are a sign-off; and what
 this App recorded in its own sign-off check runs on the PR's commits
 (`CheckRun.record`), read only from runs of the App's id, which no one else
@@ -53,6 +53,9 @@ from typing import Any, Awaitable, Callable, Hashable, TypeVar
 from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
+from app.fetcher import complete
+from app.files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, blob_sha, decode_text
+from app.judge import IN_THREAD, Checks, Rounds
 from checks import anticipated
 from checks.evidence import UpstreamTarget
 from checks.facts import signoff
@@ -73,12 +76,9 @@ from checks.snapshot import (
 )
 
 from . import artifacts as artifact_zip
+from .client import GitHubError, app_id_of, as_github_error, call, is_name, pages, reads_teams, url_path
 from .edits import LastEdit, last_edits
-from .fetcher import complete
-from .files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, blob_sha, decode_text
-from .github import GitHubError, app_id_of, as_github_error, call, is_name, pages, reads_teams, url_path
-from .github_objects import as_artifact, as_check_run, as_comment, as_workflow_run, iso
-from .judge import IN_THREAD, Checks, Rounds
+from .objects import as_artifact, as_check_run, as_comment, as_workflow_run, iso
 from .patches import base_from_patch
 from .publish import CHECK_NAME
 
@@ -102,7 +102,7 @@ class Gatherer:
         self.app_id = app_id_of(gh)  # whose sign-off check runs' records are read (None: a user's token)
         self.reads_teams = reads_teams(gh)  # whether a 404 on a team membership means "not a member"
         self._reads: dict[Hashable, asyncio.Future] = {}
-        self._kept = getattr(gh, "kept", None)  # app.github.ConditionalGitHub's, when it is one
+        self._kept = getattr(gh, "kept", None)  # app.github.client.ConditionalGitHub's, when it is one
         # Where the repository keeps its policy file (the Action's `config` input; `Snapshot.config_path`).
         self.config_path = config_path
 
@@ -483,7 +483,7 @@ class Gatherer:
 
     def owned_check_runs(self, sha: str) -> list | None:
         """This App's `codeowner-signoff-verify` runs on `sha` as listed while gathering, newest first, as
-        GitHub's `filter=latest` lists them (app/publish.py updates the first); None if `sha`'s were not read."""
+        GitHub's `filter=latest` lists them (app/github/publish.py updates the first); None if `sha`'s were not read."""
         read = self._reads.get(("check runs", sha))
         if self.app_id is None or read is None or not read.done() or read.cancelled() or read.exception():
             return None

@@ -35,7 +35,7 @@
   verification's, never more) however many jobs run, since a second
   verification's wave, and any lone write, waits for the lock. Writes of two
   verifications never interleave, so a secondary limit met mid-wave stops
-  one verification's publish, which is idempotent (app/publish.py) and runs
+  one verification's publish, which is idempotent (app/github/publish.py) and runs
   again after the wait, while the others wait their turn without calling.
 """
 

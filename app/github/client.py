@@ -1,4 +1,4 @@
-"""githubkit clients for the bot: explicit timeouts, counted, conditional requests, backing off (app/backoff.py).
+"""githubkit clients for the bot: explicit timeouts, counted, conditional requests, backing off (app/github/backoff.py).
 
 githubkit's defaults sleep inside the caller until a rate limit resets and
 wait forever on a stuck connection. A worker must not do either: every call
@@ -8,7 +8,7 @@ in place, a few times within seconds; any other failure surfaces as
 job queue can re-queue with a delay. Once GitHub says the rate limit is
 exhausted, the client makes no call until the reset.
 
-Every GET is conditional (app/etags.py), so unchanged answers come back as
+Every GET is conditional (app/github/etags.py), so unchanged answers come back as
 304s, which do not count against the rate limit. Outside `async with gh:`
 githubkit opens a new HTTP client per request; a unit of work (a job, a
 verification) runs inside one, so its requests share keep-alive connections.
@@ -97,9 +97,9 @@ KEPT_BYTES = 64 * 1024 * 1024
 
 
 class ConditionalGitHub(GitHub):
-    """githubkit's client with conditional requests of its own (app/etags.py) in place of githubkit's HTTP
+    """githubkit's client with conditional requests of its own (app/github/etags.py) in place of githubkit's HTTP
     cache, and `kept`: what never changes (blobs by SHA, files at a commit, artifacts), kept by
-    app/gather.py across verifications so that the next one need not ask for it at all."""
+    app/github/gather.py across verifications so that the next one need not ask for it at all."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, http_cache=False, **kwargs)
@@ -247,7 +247,7 @@ def reads_teams(gh: GitHub) -> bool:
 
 
 def write_wave(gh: GitHub) -> contextlib.AbstractAsyncContextManager[None]:
-    """Send the writes made within as one wave, alone among the installation's writes (app/backoff.py)."""
+    """Send the writes made within as one wave, alone among the installation's writes (app/github/backoff.py)."""
     gate = gh.config.throttler
     return gate.wave() if isinstance(gate, RateLimitGate) else contextlib.nullcontext()
 

@@ -22,7 +22,7 @@ from typing import Any
 from githubkit import GitHub
 from githubkit.exception import GraphQLFailed
 
-from .github import as_github_error
+from .client import as_github_error
 
 HISTORY = 100  # edits read per comment (GitHub's page size); a longer history is not trusted
 BATCH = 100  # node ids per query (GitHub's limit for `nodes`)

@@ -20,7 +20,7 @@ Publishing is idempotent, so a job that is retried or raced publishes once:
   re-verification never repeats them.
 
 The comment, the commit status, the check run and the review do not depend
-on each other: they go out as one wave (app/backoff.py says why one wave
+on each other: they go out as one wave (app/github/backoff.py says why one wave
 and no more), so publishing costs one round trip. The existing comment and
 check run to update are the ones gathered with the snapshot (its comments;
 the check runs the gatherer listed for the head, `listed`), so nothing is
@@ -41,7 +41,7 @@ from checks.result import Finding, Severity, Status, Verdict
 from checks.snapshot import Comment, Snapshot
 
 from . import render
-from .github import GitHubError, app_id_of, call, pages, write_wave
+from .client import GitHubError, app_id_of, call, pages, write_wave
 from .patches import commentable_lines
 
 CHECK_NAME = "codeowner-signoff-verify"
@@ -74,7 +74,7 @@ def finding_key(f: Finding) -> str:
 
 
 class Publisher:
-    """`listed(sha)`: this App's sign-off check runs on `sha` as already read (app/gather.py
+    """`listed(sha)`: this App's sign-off check runs on `sha` as already read (app/github/gather.py
     `Gatherer.owned_check_runs`), or None to list them here."""
 
     def __init__(self, gh: GitHub, repo: str, bot_login: str = "signoff-bot[bot]",
