@@ -29,11 +29,11 @@ from starlette.types import Receive, Scope, Send
 from .bodies import BodyBudget, Busy, Slow, TooLarge
 from .github.publish import CHECK_NAME
 from .group_commit import GroupCommit
+from .jobs.worker import Refused
 from .observability import Metrics
 from .settings import Settings
 from .store.sql import Delivery
 from .webhooks import HANDLED, Unusable, route, routed_fields, signature_ok
-from .worker import Refused
 
 log = logging.getLogger("signoff_bot.server")
 _JSON = msgspec.json.Decoder()

@@ -68,7 +68,7 @@ from checks.rule import Rule
 from checks.snapshot import Snapshot, frozen_map
 
 from .github.client import GitHubError
-from .scheduling import lower_priority
+from .jobs.scheduling import lower_priority
 
 log = logging.getLogger("signoff_bot.judge")
 
@@ -574,7 +574,7 @@ class _RemoteRounds:
 
 
 class Judge:
-    """`processes` checks processes, `nice` below the caller's CPU priority (app/scheduling.py
+    """`processes` checks processes, `nice` below the caller's CPU priority (app/jobs/scheduling.py
     `lower_priority`), each verification's checks within `budget`; each verification's rounds go to the
     process with fewest open."""
 

@@ -17,8 +17,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from .github import render
 from .github.client import CallStats, installation_client
+from .jobs.pipeline import Outcome, verify
 from .judge import IN_THREAD, Checks
-from .pipeline import Outcome, verify
 from .world import World
 
 DEMO_WORLD = Path(__file__).resolve().parent / "demo_world"

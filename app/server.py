@@ -4,7 +4,7 @@
 is 200 only while the database takes a write (on a connection opened for the
 probe) and every configured worker runs. The
 workers and the reconcile pass run on a thread and event loop of their own
-(app/background.py), so that their CPU does not hold a webhook's answer.
+(app/jobs/background.py), so that their CPU does not hold a webhook's answer.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from .background import Background
 from .group_commit import GroupCommit
 from .ingest import Ingest
-from .jobs import Clients
+from .jobs.background import Background
+from .jobs.runner import Clients
+from .jobs.worker import Refused
 from .observability import Metrics
 from .settings import Settings
 from .store.choose import open_store
 from .store.sql import Store
-from .worker import Refused
 
 READY_SECONDS = 5.0  # how long the readiness write may take
 

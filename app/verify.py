@@ -4,8 +4,8 @@ Credentials: `GITHUB_TOKEN` or `GH_TOKEN` (a workflow's token or a person's), el
 `serve` reads them (`SIGNOFF_BOT_APP_ID`, `SIGNOFF_BOT_PRIVATE_KEY[_FILE]`: the App's installation on the
 repository); the API at `SIGNOFF_BOT_GITHUB_URL`.
 
-A dry run (the default) gathers and checks exactly as `replay` does (`app.pipeline.verify`, nothing
-published) and prints the verdict. `--publish` runs the App's own jobs (`app.jobs.JobRunner`: the verify
+A dry run (the default) gathers and checks exactly as `replay` does (`app.jobs.pipeline.verify`, nothing
+published) and prints the verdict. `--publish` runs the App's own jobs (`app.jobs.runner.JobRunner`: the verify
 job, and for an event the jobs the App's router queues for it, `app.event`) on a database that lives for
 this one command: what each sign-off was first verified on comes from the records the verifier keeps in
 its own check runs (`checks.facts.freshness`), which the first verification of a PR starts. With a token, "its
@@ -49,10 +49,10 @@ from .github.client import (
     url_path,
 )
 from .github.publish import Published
-from .jobs import JobRunner, utc_now
+from .jobs.pipeline import Outcome, verify
+from .jobs.runner import JobRunner, utc_now
 from .judge import IN_THREAD, Checks, Rounds
 from .observability import Metrics
-from .pipeline import Outcome, verify
 from .replay import Replay
 from .settings import ConfigError, Settings
 from .store.sql import JobSpec, SqliteStore
@@ -180,7 +180,7 @@ def one_line(exc: GitHubError, via: str, pr: str = "") -> str:
 
 
 class _OneClient:
-    """`app.jobs.Clients` for one client: whatever installation a job names, the command's credentials act."""
+    """`app.jobs.runner.Clients` for one client: whatever installation a job names, the command's credentials act."""
 
     def __init__(self, gh: GitHub) -> None:
         self.gh = gh

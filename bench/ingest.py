@@ -28,7 +28,7 @@ the machine as the busy App loads it). The generator speaks HTTP/1.1 over asynci
 httpx, which would cap the rate below what the bare endpoint serves. Its own
 CPU use and the servers' are reported, so a run shows which side was the
 bottleneck; a server's CPU is its process's and its descendants' (the busy
-App runs its jobs and their checks in processes of their own, app/jobs_process.py
+App runs its jobs and their checks in processes of their own, app/jobs/process.py
 and app/judge.py). With a closed loop, latency ≈ N / throughput (Little's law): N is part of the result.
 """
 

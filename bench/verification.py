@@ -4,7 +4,7 @@ The fake GitHub runs in the parent (bench/run.py), so this process holds only
 the bot: its peak RSS is the bot's. Here:
 
 1. a cold verification: a new installation client (the token request counts,
-   the HTTP cache is empty) runs `app.pipeline.verify` (gather → evaluate →
+   the HTTP cache is empty) runs `app.jobs.pipeline.verify` (gather → evaluate →
    publish) exactly as `signoff-bot replay` does; wall time from the call to
    the last publish write answered. The process has started as `serve` starts
    (`app.github.client.warm_up`: githubkit's lazily imported models are loaded), so
@@ -48,8 +48,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.github.client import CallStats, installation_client, warm_up  # noqa: E402
+from app.jobs.pipeline import verify  # noqa: E402
 from app.offline import snapshot_from_world  # noqa: E402
-from app.pipeline import verify  # noqa: E402
 from app.replay import REPLAY_APP_ID, throwaway_key  # noqa: E402
 from app.world import World  # noqa: E402
 

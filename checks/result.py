@@ -45,7 +45,7 @@ class Outcome(str, Enum):
     @property
     def verified(self) -> bool:
         """Whether a sign-off was judged: a verdict, or STALE (judged to vouch for other content). Only
-        these make a PR "verified before" (app/jobs.py verifies it again when its head moves)."""
+        these make a PR "verified before" (app/jobs/runner.py verifies it again when its head moves)."""
         return self in VERIFIED
 
 
@@ -55,7 +55,7 @@ VERIFIED = VERDICTS | {Outcome.STALE}
 
 @dataclass(frozen=True)
 class JobFacts:
-    """What a job knows of a PR's head when it records an outcome (app/jobs.py, app/worker.py)."""
+    """What a job knows of a PR's head when it records an outcome (app/jobs/runner.py, app/jobs/worker.py)."""
 
     ready: bool = True  # the PR is open and not a draft
     signed: bool = False  # a sign-off was found

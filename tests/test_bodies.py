@@ -1,4 +1,4 @@
-"""Bodies before authentication (app/bodies.py) and deliveries the database refused (app/worker.Refused)."""
+"""Bodies before authentication (app/bodies.py) and deliveries the database refused (app/jobs/worker.Refused)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from app.bodies import BodyBudget, Busy, Slow, TooLarge
+from app.jobs.worker import Refused
 from app.store.sql import JobSpec
-from app.worker import Refused
 
 
 class Request:

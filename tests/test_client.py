@@ -12,7 +12,7 @@ from pathlib import Path
 
 from app.fake_github import FakeGitHub
 from app.github.client import CallStats, installation_client
-from app.pipeline import verify
+from app.jobs.pipeline import verify
 from app.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
 from app.world import World
 
@@ -38,7 +38,7 @@ WARMED = """
 import asyncio, json, sys
 from app.fake_github import FakeGitHub
 from app.github.client import installation_client, warm_up
-from app.pipeline import verify
+from app.jobs.pipeline import verify
 from app.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
 from app.world import World
 

@@ -1,4 +1,4 @@
-"""A database fault is never a verdict (app/worker.py, app/store/sql.py): a job that meets one runs again, its
+"""A database fault is never a verdict (app/jobs/worker.py, app/store/sql.py): a job that meets one runs again, its
 time excused; a worker outlasts any outage and is started again if it stops; a failure is published only
 by the worker holding the job's lease; reconcile verifies again a head that could not complete.
 
@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
+from app.jobs.worker import Reconciler, Worker, Workers
 from app.observability import Metrics
 from app.replay import throwaway_key
 from app.settings import Settings
 from app.store.sql import JobSpec, SqliteStore, database_fault
-from app.worker import Reconciler, Worker, Workers
 from checks.result import Outcome
 
 SETTINGS = Settings(app_id=1, private_key=throwaway_key(), webhook_secret="s", lease_seconds=3.0,
@@ -257,8 +257,8 @@ def test_readyz_is_503_while_fewer_workers_run_than_configured(tmp_path, monkeyp
     again once the workers run."""
     from fastapi.testclient import TestClient
 
-    from app import background as background_module
-    from app import worker as worker_module
+    from app.jobs import background as background_module
+    from app.jobs import worker as worker_module
     from app.server import create_app
 
     monkeypatch.setattr(worker_module, "RESTART_SECONDS", 0.5)

@@ -1,5 +1,5 @@
 """What a job records for a PR's head: one typed decision (`checks.result.job_outcome`), stored as the
-`Outcome` it is, by the verify job (app/jobs.py) and the worker (app/worker.py), against the fake GitHub;
+`Outcome` it is, by the verify job (app/jobs/runner.py) and the worker (app/jobs/worker.py), against the fake GitHub;
 and a bug of ours inside a GitHub call site ends its job once, logged with its traceback and counted."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import pytest
 
 from app.fake_github import FakeGitHub
 from app.github.publish import CHECK_NAME
-from app.jobs import Clients, JobRunner
+from app.jobs.runner import Clients, JobRunner
+from app.jobs.worker import Reconciler, Worker
 from app.judge import IN_THREAD
 from app.observability import Metrics
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
 from app.store.sql import JobSpec, SqliteStore
-from app.worker import Reconciler, Worker
 from checks.result import VERDICTS, CheckResult, JobFacts, Outcome, job_outcome
 
 from .variants import HEAD_SHA, PR, REPO, SIGNOFF_ID, edit_world, green_world, pull_of

@@ -1,4 +1,4 @@
-"""The workers in a process of their own beside `signoff-bot serve` (app/jobs_process.py): at a lower CPU
+"""The workers in a process of their own beside `signoff-bot serve` (app/jobs/process.py): at a lower CPU
 priority than the server, their metrics on the server's /metrics, started again when it dies (the job it
 held runs again), and gone with the server when the server is killed."""
 
@@ -12,15 +12,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app import jobs_process
-from app.background import Background
-from app.jobs import Clients
-from app.jobs_process import Forwarded, apply
+from app.jobs import process
+from app.jobs.background import Background
+from app.jobs.process import Forwarded, apply
+from app.jobs.runner import Clients
+from app.jobs.worker import Refused
 from app.observability import Metrics
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import ConfigError, Settings
 from app.store.choose import open_store
-from app.worker import Refused
 
 from .apphost import Stack
 
@@ -67,7 +67,7 @@ def _gone(pid: int) -> bool:
 
 
 def test_a_jobs_process_that_died_counts_as_stopped_until_another_runs(tmp_path, monkeypatch):
-    monkeypatch.setattr(jobs_process, "RESTART_SECONDS", 60.0)  # not started again within the test
+    monkeypatch.setattr(process, "RESTART_SECONDS", 60.0)  # not started again within the test
     settings = Settings(app_id=REPLAY_APP_ID, private_key=throwaway_key(), webhook_secret="s",
                         github_url="http://127.0.0.1:9", db_path=str(tmp_path / "bot.db"), workers=1,
                         reconcile_seconds=3600)

@@ -19,8 +19,8 @@ import pytest
 from app.fake_github import FakeGitHub
 from app.github.client import CallStats, installation_client
 from app.github.gather import Gatherer
+from app.jobs.pipeline import verify
 from app.offline import snapshot_from_world
-from app.pipeline import verify
 from app.replay import DEMO_WORLD, REPLAY_APP_ID, replay, throwaway_key
 from app.world import World
 

@@ -5,7 +5,7 @@ Each test starts from a world whose PR passes (tests/variants.py), changes one
 thing an attacker controls (who signs, who commands, what the PR's own files
 say, where the PR comes from) and asserts the verdict is no longer PASS, for
 the reason that thing should cause. The App's command handler is exercised
-through app.jobs against the fake GitHub, and the bot's own comments never
+through app.jobs.runner against the fake GitHub, and the bot's own comments never
 count as a sign-off or a command.
 """
 
@@ -20,7 +20,7 @@ import pytest
 from app.fake_github import FakeGitHub
 from app.github.client import CallStats, installation_client
 from app.github.gather import Gatherer
-from app.jobs import Clients, JobRunner
+from app.jobs.runner import Clients, JobRunner
 from app.observability import Metrics
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
@@ -337,7 +337,7 @@ def _comment_job(comment_id: int) -> Job:
     ("random-user", "NONE", "thanks!\n/signoff-recheck"),
 ])
 def test_the_app_refuses_commands_from_contributors_and_strangers(world, tmp_path, login, association, body):
-    """Through app.jobs against the fake GitHub: a -1 reaction, a reply naming the author and the reason,
+    """Through app.jobs.runner against the fake GitHub: a -1 reaction, a reply naming the author and the reason,
     and no verification queued."""
     def command(data):
         pull_of(data)["issue_comments"].append({"id": 5100, "user": login, "author_association": association,

@@ -25,7 +25,7 @@ from app.fake_github import FakeGitHub
 from app.fake_github.ids import blob_sha
 from app.files import MAX_TEXT_BYTES
 from app.github.client import CallStats, installation_client
-from app.pipeline import verify
+from app.jobs.pipeline import verify
 from app.replay import REPLAY_APP_ID, throwaway_key
 from checks.facts import codeowners
 from checks.rule import LINT_ROW as LINT_NUMBER

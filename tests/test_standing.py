@@ -1,7 +1,7 @@
 """Whether a sign-off stands: the phrase as paragraph text, its author's own words, the content it was
 first verified on (checks/facts/signoff.py, checks/rules/extra15_own_words.py), and the app's side of it: the last editor read
 from GitHub's GraphQL API (app/github/edits.py, app/github/gather.py) and the records that outlive the database
-(app/jobs.py, against the fake GitHub)."""
+(app/jobs/runner.py, against the fake GitHub)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from app.github.client import GitHubError, installation_client
 from app.github.edits import LastEdit, _last_edit
 from app.github.gather import Gatherer
 from app.github.publish import CHECK_NAME
-from app.jobs import Clients, JobRunner
+from app.jobs.runner import Clients, JobRunner
 from app.observability import Metrics
 from app.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
@@ -269,7 +269,7 @@ def test_gather_reads_who_last_edited_the_sign_off(tmp_path):
         assert all(r.passed for r in verdict.results)  # everything else would pass
 
 
-# --- records that outlive the database (app/jobs.py against the fake) ---------------------------------
+# --- records that outlive the database (app/jobs/runner.py against the fake) ---------------------------------
 
 
 def _runner(fake: FakeGitHub, db: Path) -> tuple[JobRunner, SqliteStore]:

@@ -19,7 +19,7 @@
   GitHub keeps answering so.
 - Writes (POST, PATCH, PUT, DELETE; a GraphQL query only reads) of one
   installation go out one at a time, or one verification's at a time. One client serves one installation
-  (app/jobs.py `Clients`) and its gate holds one write lock: a write takes
+  (app/jobs/runner.py `Clients`) and its gate holds one write lock: a write takes
   it for itself, or a publish takes it for its whole wave (`RateLimitGate.wave`):
   the verdict comment, the commit status, the check run and the review of
   ONE verification are independent and go out together, and the lock is

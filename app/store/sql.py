@@ -27,7 +27,7 @@ Guarantees the rest of the app relies on:
 - a database fault (`Transient`: a lost connection, a pool timeout, a server
   shutting down, a serialisation failure; SQLite busy, locked, read-only or
   failing I/O) is of the moment, never a verdict: the job that meets it runs
-  again later (app/worker.py);
+  again later (app/jobs/worker.py);
 - a job's outcome is recorded only by the worker holding its lease (`complete`,
   `retry`, `fail`, `record_decision` check it in the transaction that records
   the outcome, and say whether they did); a verification that could not

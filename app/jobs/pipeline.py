@@ -6,13 +6,12 @@ from dataclasses import dataclass
 
 from githubkit import GitHub
 
+from app.github.gather import Gatherer
+from app.github.publish import Published, Publisher
+from app.judge import IN_THREAD, Checks
 from checks.policy import CONFIG_PATH
 from checks.result import Verdict
 from checks.snapshot import Snapshot
-
-from .github.gather import Gatherer
-from .github.publish import Published, Publisher
-from .judge import IN_THREAD, Checks
 
 
 @dataclass

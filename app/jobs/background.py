@@ -11,7 +11,7 @@ this loop's own thread pool, apart from the server's.
 
 With `apart` (the App's own store, as `signoff-bot serve` runs it), the
 workers run in a process of their own at a lower CPU priority instead
-(app/jobs_process.py) and the thread keeps the reconcile pass: the server's
+(app/jobs/process.py) and the thread keeps the reconcile pass: the server's
 event loop then shares the GIL with no verification at all.
 """
 
@@ -20,12 +20,13 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from .jobs import Clients, JobRunner
-from .jobs_process import JobsProcess
-from .judge import Budget, Judge
-from .observability import Metrics
-from .settings import Settings
-from .store.sql import Store
+from app.judge import Budget, Judge
+from app.observability import Metrics
+from app.settings import Settings
+from app.store.sql import Store
+
+from .process import JobsProcess
+from .runner import Clients, JobRunner
 from .worker import Reconciler, Refused, Workers, start_workers
 
 START_SECONDS = 10.0
@@ -33,7 +34,7 @@ START_SECONDS = 10.0
 
 class Background:
     """`settings.workers` workers and the reconcile pass on the `signoff-bot jobs` thread; with `apart`, the
-    workers in the jobs' process (app/jobs_process.py), which opens the store `settings.db_path` names."""
+    workers in the jobs' process (app/jobs/process.py), which opens the store `settings.db_path` names."""
 
     def __init__(self, settings: Settings, store: Store, clients: Clients, metrics: Metrics, refused: Refused,
                  apart: bool = False):

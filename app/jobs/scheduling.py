@@ -1,7 +1,7 @@
 """How the App's processes share the CPU: the verifications' processes run below the server's priority.
 
 The server's event loop acknowledges deliveries; the jobs' process and the
-checks' processes (app/jobs_process.py, app/judge.py) verify. The interpreter
+checks' processes (app/jobs/process.py, app/judge.py) verify. The interpreter
 runs as CPython sets it (garbage collector, thread switch interval, scheduler
 policy): the ingest goals in bench/ are met without tuning it.
 """

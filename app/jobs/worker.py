@@ -46,14 +46,14 @@ from typing import Any, TypeVar
 
 from githubkit import GitHub
 
+from app.github.client import GitHubError, app_client, http_timeout, pages
+from app.github.publish import CHECK_NAME, LINT_CHECK_NAME, Publisher
+from app.observability import Metrics
+from app.settings import Settings
+from app.store.sql import Job, JobSpec, LeaseLost, Store, database_fault
 from checks.result import JobFacts, Outcome, job_outcome
 
-from .github.client import GitHubError, app_client, http_timeout, pages
-from .github.publish import CHECK_NAME, LINT_CHECK_NAME, Publisher
-from .jobs import Clients, JobRunner, current_job
-from .observability import Metrics
-from .settings import Settings
-from .store.sql import Job, JobSpec, LeaseLost, Store, database_fault
+from .runner import Clients, JobRunner, current_job
 
 log = logging.getLogger("signoff_bot.worker")
 

@@ -38,10 +38,11 @@ import uuid
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
-from .judge import Budget, Judge
-from .observability import Metrics, setup_logging
+from app.judge import Budget, Judge
+from app.observability import Metrics, setup_logging
+from app.settings import Settings
+
 from .scheduling import lower_priority
-from .settings import Settings
 
 log = logging.getLogger("signoff_bot.jobs_process")
 
@@ -131,8 +132,9 @@ def _main(settings: Settings, conn: Connection, owners: list[str]) -> None:
 
 
 async def _work(settings: Settings, conn: Connection, metrics: Forwarded, owners: list[str]) -> None:
-    from .jobs import Clients, JobRunner
-    from .store.choose import open_store
+    from app.store.choose import open_store
+
+    from .runner import Clients, JobRunner
     from .worker import start_workers
 
     loop, stop = asyncio.get_running_loop(), asyncio.Event()

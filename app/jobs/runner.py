@@ -38,16 +38,8 @@ from typing import Any
 from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
-from checks import acceptance
-from checks.facts import commands as command_rules
-from checks.facts import freshness, signoff
-from checks.policy import Policy
-from checks.registry import LINT
-from checks.result import JobFacts, Outcome, job_outcome
-from checks.snapshot import Comment, Snapshot
-
-from .files import decode_text
-from .github.client import (
+from app.files import decode_text
+from app.github.client import (
     CallStats,
     GitHubError,
     as_github_error,
@@ -58,13 +50,20 @@ from .github.client import (
     url_path,
     warm_up,
 )
-from .github.gather import MAX_COMMITS, Gatherer
-from .github.objects import as_artifact, as_comment, as_workflow_run
-from .github.publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
-from .judge import IN_THREAD, Checks
-from .observability import Metrics
-from .settings import Settings
-from .store.sql import Job, JobSpec, LeaseLost, Store
+from app.github.gather import MAX_COMMITS, Gatherer
+from app.github.objects import as_artifact, as_comment, as_workflow_run
+from app.github.publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
+from app.judge import IN_THREAD, Checks
+from app.observability import Metrics
+from app.settings import Settings
+from app.store.sql import Job, JobSpec, LeaseLost, Store
+from checks import acceptance
+from checks.facts import commands as command_rules
+from checks.facts import freshness, signoff
+from checks.policy import Policy
+from checks.registry import LINT
+from checks.result import JobFacts, Outcome, job_outcome
+from checks.snapshot import Comment, Snapshot
 
 log = logging.getLogger("signoff_bot.jobs")
 
