@@ -94,8 +94,8 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .observability import setup_logging
-    from .server import create_app
     from .settings import ConfigError, Settings, redacted
+    from .web.server import create_app
 
     try:
         settings = Settings.from_env()

@@ -6,7 +6,7 @@ Each server is one uvicorn process (`python bench/ingest.py serve KIND PORT
 SPEC`) started the way `signoff-bot serve` starts the bot: JSON logging at
 INFO, uvicorn's defaults otherwise. The bare app gets the same uvicorn and
 logging setup and nothing else: it is the limit. Two bots:
-- `bot`: `app.server.create_app` with workers off, so every 202 is a verified
+- `bot`: `app.web.server.create_app` with workers off, so every 202 is a verified
   signature, a parsed and routed event, and a delivery row with its job
   committed (SQLite in a temporary directory, or the --db PostgreSQL);
 - `busy`: the same App with 21 workers, against a fake GitHub (a process of its
@@ -128,10 +128,10 @@ def bot_app(spec: dict[str, Any]):
     """The App; with `spec["load"]`, its workers run and a feeder keeps the load's verifications queued,
     switched on and off through POST /_bench/load (and GET tells how many jobs run)."""
     from app.replay import REPLAY_APP_ID, throwaway_key
-    from app.server import create_app
     from app.settings import Settings
     from app.store.choose import open_store
     from app.store.sql import JobSpec
+    from app.web.server import create_app
 
     load = spec.get("load")
     settings = Settings(app_id=REPLAY_APP_ID, private_key=throwaway_key(), webhook_secret=SECRET,

@@ -1,4 +1,4 @@
-"""Bodies before authentication (app/bodies.py) and deliveries the database refused (app/jobs/worker.Refused)."""
+"""Bodies before authentication (app/web/bodies.py) and deliveries the database refused (app/jobs/worker.Refused)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from app.bodies import BodyBudget, Busy, Slow, TooLarge
 from app.jobs.worker import Refused
 from app.store.sql import JobSpec
+from app.web.bodies import BodyBudget, Busy, Slow, TooLarge
 
 
 class Request:

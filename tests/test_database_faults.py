@@ -259,7 +259,7 @@ def test_readyz_is_503_while_fewer_workers_run_than_configured(tmp_path, monkeyp
 
     from app.jobs import background as background_module
     from app.jobs import worker as worker_module
-    from app.server import create_app
+    from app.web.server import create_app
 
     monkeypatch.setattr(worker_module, "RESTART_SECONDS", 0.5)
     broken = {"on": True}

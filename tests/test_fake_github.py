@@ -32,7 +32,7 @@ from app.fake_github.ids import blob_sha
 from app.fake_github.server import ROUTES
 from app.github import edits
 from app.github.publish import CHECK_NAME
-from app.webhooks import Routed, route
+from app.web.webhooks import Routed, route
 from app.world import World, diff_trees
 
 from .conftest import OWN_WORLDS, SHARED_WORLDS, world_params
@@ -60,7 +60,7 @@ def private_key() -> str:
 
 
 def readable(event: str, payload: dict[str, Any]) -> Routed:
-    """The delivery as the App reads it; raises app.webhooks.Unusable if it lacks what the App needs."""
+    """The delivery as the App reads it; raises app.web.webhooks.Unusable if it lacks what the App needs."""
     return route(event, payload, "signoff-bot[bot]", CHECK_NAME)
 
 

@@ -97,7 +97,7 @@ def test_no_import_cycle_in_checks_or_app() -> None:
 
 def test_the_walk_sees_both_packages_and_their_imports() -> None:
     """The rules above are only as good as the walk: it must find the modules and resolve relative imports."""
-    assert {"checks.engine", "checks.facts.bash.script", "app.github.gather", "app.server"} <= set(ALL)
+    assert {"checks.engine", "checks.facts.bash.script", "app.github.gather", "app.web.server"} <= set(ALL)
     assert "checks.registry" in GRAPH["checks.engine"]
     assert "app.judge" in GRAPH["app.github.gather"]
 

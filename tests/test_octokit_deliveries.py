@@ -27,9 +27,9 @@ from app.fake_github.payloads import Site
 from app.fake_github.state import GitHubState
 from app.fake_github.webhooks import stored_event
 from app.github.publish import CHECK_NAME
-from app.server import create_app
 from app.settings import Settings
 from app.store.sql import SqliteStore
+from app.web.server import create_app
 from app.world import World
 
 from .apphost import E2E_WORLD, REPO, SECRET, Stack

@@ -26,10 +26,10 @@ from app.fake_github.state import GitHubState
 from app.fake_github.webhooks import stored_event
 from app.github.publish import CHECK_NAME
 from app.replay import DEMO_WORLD
-from app.server import create_app
 from app.settings import Settings
 from app.store.sql import SqliteStore
-from app.webhooks import HANDLED
+from app.web.server import create_app
+from app.web.webhooks import HANDLED
 from app.world import World
 
 from .test_webhook_endpoint import SECRET, sign
@@ -165,7 +165,7 @@ def test_bodies_that_are_not_a_usable_json_object_are_400(client, raw):
 
 
 def test_a_field_the_bot_never_reads_is_not_decoded(client):
-    """Only the fields routing reads are decoded (app/webhooks.py `routed_fields`): an integer Python would
+    """Only the fields routing reads are decoded (app/web/webhooks.py `routed_fields`): an integer Python would
     refuse to read, in a field nothing reads, is skipped; the delivery lacks what a job needs, so it is
     acknowledged as unusable and queues nothing."""
     raw = b'{"number": 1' + b"0" * 5_000 + b"}"

@@ -16,9 +16,9 @@ import uvicorn
 
 from app.fake_github import FakeGitHub
 from app.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
-from app.server import create_app
 from app.settings import Settings
 from app.store.sql import SqliteStore
+from app.web.server import create_app
 
 from .apphost import REPO, free_port
 from .variants import edit_world, pull_of

@@ -16,11 +16,11 @@ from starlette.responses import JSONResponse
 from app.fake_github.payloads import Site
 from app.fake_github.state import GitHubState
 from app.fake_github.webhooks import stored_event
-from app.ingest import Reply
 from app.replay import DEMO_WORLD
-from app.server import create_app
 from app.settings import Settings
 from app.store.sql import SqliteStore
+from app.web.ingest import Reply
+from app.web.server import create_app
 from app.world import World
 
 SECRET = "s3cret-for-tests"
@@ -211,7 +211,7 @@ def test_health_ready_and_metrics(client, events):
        st.dictionaries(st.text(max_size=10), st.text() | st.integers() | st.none() | st.booleans(), max_size=4),
        st.booleans())
 def test_a_reply_sends_what_starlettes_json_response_sends(status, body, retry):
-    """Ingest answers through ASGI itself (app/ingest.py `Reply`): the same messages, bytes and headers."""
+    """Ingest answers through ASGI itself (app/web/ingest.py `Reply`): the same messages, bytes and headers."""
     headers = {"Retry-After": "1"} if retry else None
 
     async def sent(respond) -> list[dict]:

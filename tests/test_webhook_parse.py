@@ -1,4 +1,4 @@
-"""A delivery's body reads as `json.loads` reads it (app/ingest.py `parse`: msgspec first, `json.loads` for the
+"""A delivery's body reads as `json.loads` reads it (app/web/ingest.py `parse`: msgspec first, `json.loads` for the
 rest): the same values, of the same types, in the same order, and the same bodies refused."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.github.publish import CHECK_NAME
-from app.ingest import parse, read
-from app.webhooks import HANDLED, Unusable, route
+from app.web.ingest import parse, read
+from app.web.webhooks import HANDLED, Unusable, route
 
 from .conftest import ROOT, present, shared_files
 
@@ -64,7 +64,7 @@ def test_what_json_loads_refuses_is_refused(raw):
         parse(bytearray(raw))
 
 
-# --- the fields routing reads (app/webhooks.py `routed_fields`) ----------------------------------------
+# --- the fields routing reads (app/web/webhooks.py `routed_fields`) ----------------------------------------
 
 ANY_JSON = st.recursive(SCALARS.filter(lambda v: not (isinstance(v, float) and v != v)),
                         lambda inner: st.lists(inner, max_size=3)

@@ -28,7 +28,7 @@ import asyncio
 import queue
 import threading
 
-from .store.sql import Delivery, Store
+from app.store.sql import Delivery, Store
 
 MAX_BATCH = 256  # deliveries in one transaction: bounds how long one commit holds the write lock
 COMMIT_SPACING_SECONDS = 0.002  # from the start of one commit to the start of the next, at least

@@ -1,6 +1,6 @@
 """The GitHub App's web server: webhook ingest, health, metrics; workers run beside it.
 
-`POST /webhook` is app/ingest.py, an ASGI route of the FastAPI app. `/readyz`
+`POST /webhook` is app/web/ingest.py, an ASGI route of the FastAPI app. `/readyz`
 is 200 only while the database takes a write (on a connection opened for the
 probe) and every configured worker runs. The
 workers and the reconcile pass run on a thread and event loop of their own
@@ -16,15 +16,16 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from app.jobs.background import Background
+from app.jobs.runner import Clients
+from app.jobs.worker import Refused
+from app.observability import Metrics
+from app.settings import Settings
+from app.store.choose import open_store
+from app.store.sql import Store
+
 from .group_commit import GroupCommit
 from .ingest import Ingest
-from .jobs.background import Background
-from .jobs.runner import Clients
-from .jobs.worker import Refused
-from .observability import Metrics
-from .settings import Settings
-from .store.choose import open_store
-from .store.sql import Store
 
 READY_SECONDS = 5.0  # how long the readiness write may take
 
@@ -57,7 +58,7 @@ def create_app(settings: Settings, store: Store | None = None, run_workers: bool
             await asyncio.to_thread(store.close)
 
     app = FastAPI(title="signoff-bot", lifespan=lifespan, docs_url=None, redoc_url=None)
-    # An ASGI app, not an endpoint: ingest reads the body as it streams in (app/ingest.py says why).
+    # An ASGI app, not an endpoint: ingest reads the body as it streams in (app/web/ingest.py says why).
     app.router.routes.append(Route("/webhook", Ingest(settings, metrics, commits, refused), methods=["POST"]))
     app.state.store = store
     app.state.metrics = metrics

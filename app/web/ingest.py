@@ -1,20 +1,20 @@
 """POST /webhook: a delivery checked, parsed, routed, durably recorded with its jobs, and answered.
 
 It answers in milliseconds: it checks the size and the signature, parses the
-event, records the delivery and its jobs durably (app/group_commit.py: the
+event, records the delivery and its jobs durably (app/web/group_commit.py: the
 commit is shared with the deliveries arriving meanwhile), and answers 202.
 Bad input gets a 4xx with a reason, never a 500; a validly signed JSON object
 is never a 4xx: one that lacks what the bot needs is answered 202, logged
 with its delivery id and the field, and counted as `unusable`. A delivery
 seen before (same GUID for the same hook) is acknowledged and not processed
 again. Bodies not yet authenticated are bounded in bytes held at once and in
-time (app/bodies.py). A delivery the database refuses is answered 503
+time (app/web/bodies.py). A delivery the database refuses is answered 503
 (GitHub does not retry it) and kept in memory (`Refused`) until the
 reconcile pass records it.
 
 `Ingest` is a bare ASGI app: the server sends it POST /webhook ahead of
 FastAPI's middleware and routing, which would cost a delivery more than all
-it needs (app/server.py).
+it needs (app/web/server.py).
 """
 
 from __future__ import annotations
@@ -26,13 +26,14 @@ from dataclasses import dataclass
 import msgspec
 from starlette.types import Receive, Scope, Send
 
+from app.github.publish import CHECK_NAME
+from app.jobs.worker import Refused
+from app.observability import Metrics
+from app.settings import Settings
+from app.store.sql import Delivery
+
 from .bodies import BodyBudget, Busy, Slow, TooLarge
-from .github.publish import CHECK_NAME
 from .group_commit import GroupCommit
-from .jobs.worker import Refused
-from .observability import Metrics
-from .settings import Settings
-from .store.sql import Delivery
 from .webhooks import HANDLED, Unusable, route, routed_fields, signature_ok
 
 log = logging.getLogger("signoff_bot.server")
@@ -91,7 +92,7 @@ def _headers(scope: Scope) -> dict[bytes, str]:
 
 
 def read(raw: bytes | bytearray) -> object:
-    """What route needs of the body: the fields it reads (app/webhooks.py `routed_fields`); where msgspec
+    """What route needs of the body: the fields it reads (app/web/webhooks.py `routed_fields`); where msgspec
     refuses the body, all of it as `parse` reads it. A delivery is recorded by its headers and what route
     makes of it, so nothing else in it is decoded."""
     try:

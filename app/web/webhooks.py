@@ -26,7 +26,7 @@ from typing import Any, Union
 
 import msgspec
 
-from .store.sql import JobSpec
+from app.store.sql import JobSpec
 
 _SIGNATURE = re.compile(r"^sha256=[0-9a-f]{64}$")
 _FULL_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")

@@ -1,0 +1,1 @@
+"""The webhook edge: bodies bounded, signatures checked, deliveries routed and group-committed."""
