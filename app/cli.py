@@ -65,8 +65,8 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _backtest(args: argparse.Namespace) -> int:
-    from . import backtest as bt
-    from .gitrepo import GitError
+    from .history import backtest as bt
+    from .history.gitrepo import GitError
 
     try:
         since, until = bt.parse_date(args.since), bt.parse_date(args.until)

@@ -6,7 +6,7 @@ world), and a test holds the two to equality. Evidence is chosen and fetched
 as in production: a first snapshot, then what the checks found missing
 (`checks.engine.Completion`), until nothing more is wanted, by the same
 rounds (`app.fetcher.complete`) with the world as their `Fetcher`. `signoff-bot
-backtest` reads a git repository as a world (`app.gitrepo`).
+backtest` reads a git repository as a world (`app.history.gitrepo`).
 """
 
 from __future__ import annotations

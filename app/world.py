@@ -174,7 +174,7 @@ def diff_trees(base: Mapping[str, bytes], head: Mapping[str, bytes]) -> list[Fil
     """The files GitHub lists for a base -> head comparison, sorted by path.
 
     A removed file and an added file with identical content are one rename.
-    Mappings that know their blob ids (`blob_id(path)`, as `app.gitrepo.Blobs`)
+    Mappings that know their blob ids (`blob_id(path)`, as `app.history.gitrepo.Blobs`)
     are compared by id, so an unchanged file is never read.
     """
     removed = {p: base[p] for p in base if p not in head}

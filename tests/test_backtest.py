@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app import backtest
+from app.history import backtest
 
 SCRIPT = "benchmarks/single_node/fixed_seq_len/m_fp8_h100.sh"
 SERVE = "vllm serve $MODEL --tensor-parallel-size 8\n"

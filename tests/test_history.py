@@ -16,8 +16,8 @@ from datetime import date
 import pytest
 import yaml
 
-from app import backtest
-from app.gitrepo import Commits, Git
+from app.history import backtest
+from app.history.gitrepo import Commits, Git
 from tests.conftest import SHARED_HISTORY
 
 BUNDLE = SHARED_HISTORY / "inferencex.bundle"

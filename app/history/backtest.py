@@ -28,10 +28,10 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
 
+from app.offline import judge_world
 from checks.result import CheckResult, Status, Verdict
 
 from .gitrepo import Commits, Git, GitError, pull_world
-from .offline import judge_world
 
 CONTENT_CHECKS = tuple(range(6, 13))
 NOT_BACKTESTED = ("checks 0-5 (CODEOWNER, sweep, evals, recipe link, reuse command, checklist) read the PR's "

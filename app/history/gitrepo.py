@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from .files import SYMLINK_MODE
-from .world import Commit, Repo, World
+from app.files import SYMLINK_MODE
+from app.world import Commit, Repo, World
 
 
 class GitError(Exception):
