@@ -9,7 +9,7 @@ import sys
 
 def _replay(args: argparse.Namespace) -> int:
     from .judge import Judge
-    from .replay import replay
+    from .offline.replay import replay
 
     judge = Judge(1)  # the checks as the App runs them: in a process of their own, within the default budget
     try:

@@ -2,7 +2,7 @@
 
 The checks name what a snapshot lacks (`checks.evidence.Wanted`, through `Context.need`); a `Fetcher`
 reads each piece from where the PR lives: GitHub (`app.github.gather.Gatherer`), or a world's files
-(`app.offline.WorldFetcher`), which is also how a git history is read (`app.history.gitrepo.pull_world` makes
+(`app.offline.snapshot.WorldFetcher`), which is also how a git history is read (`app.history.gitrepo.pull_world` makes
 a world of a clone). The evidence rounds (`complete`) and the fuller snapshot built from the answers
 (`with_evidence`) are written once, here, so that every source completes a snapshot the same way, as
 policy-bot's pull context does for its rules.

@@ -53,7 +53,7 @@ from .jobs.pipeline import Outcome, verify
 from .jobs.runner import JobRunner, utc_now
 from .judge import IN_THREAD, Checks, Rounds
 from .observability import Metrics
-from .replay import Replay
+from .offline.replay import Replay
 from .settings import ConfigError, Settings
 from .store.sql import JobSpec, SqliteStore
 

@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from verification import Span, critical_path  # noqa: E402
 
 from app.fake_github import FakeGitHub  # noqa: E402
-from app.replay import DEMO_WORLD  # noqa: E402
-from app.world import World  # noqa: E402
+from app.offline.replay import DEMO_WORLD  # noqa: E402
+from app.offline.world import World  # noqa: E402
 from checks.policy import Policy  # noqa: E402
 
 SHARED_WORLDS = ROOT.parent / "shared" / "fixtures" / "worlds"

@@ -1,6 +1,6 @@
 """Engine CPU per world: `checks.engine.evaluate` alone, and where its time goes.
 
-For every shared world (or the ones named), the snapshot `app.offline.snapshot_from_world`
+For every shared world (or the ones named), the snapshot `app.offline.snapshot.snapshot_from_world`
 builds is evaluated several times, each on a fresh Context; the median
 `time.process_time()` is printed beside the goal (≤ 50 ms), the minimum beside
 it. The runs are taken in ROUNDS passes over all the worlds, RUNS in a row
@@ -35,8 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.offline import snapshot_from_world  # noqa: E402
-from app.world import World  # noqa: E402
+from app.offline.snapshot import snapshot_from_world  # noqa: E402
+from app.offline.world import World  # noqa: E402
 from checks import memo  # noqa: E402
 from checks.engine import evaluate  # noqa: E402
 from checks.snapshot import Snapshot  # noqa: E402

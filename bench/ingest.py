@@ -74,7 +74,7 @@ ID_STEP = 10**9  # between the ids of a PR's copies
 
 def load_world() -> Path:
     """The world whose PR the busy App verifies: the goal world when ../shared holds it, else the demo."""
-    from app.replay import DEMO_WORLD
+    from app.offline.replay import DEMO_WORLD
 
     return GOAL_WORLD if (GOAL_WORLD / "world.yaml").exists() else DEMO_WORLD
 
@@ -127,7 +127,7 @@ def crowd_world(source: Path, copies: int, dest: Path) -> tuple[str, int, list[i
 def bot_app(spec: dict[str, Any]):
     """The App; with `spec["load"]`, its workers run and a feeder keeps the load's verifications queued,
     switched on and off through POST /_bench/load (and GET tells how many jobs run)."""
-    from app.replay import REPLAY_APP_ID, throwaway_key
+    from app.offline.replay import REPLAY_APP_ID, throwaway_key
     from app.settings import Settings
     from app.store.choose import open_store
     from app.store.sql import JobSpec
@@ -197,7 +197,7 @@ def delivery_body(world_dir: Path) -> bytes:
     from app.fake_github.payloads import Site
     from app.fake_github.state import GitHubState
     from app.fake_github.webhooks import stored_event
-    from app.world import World
+    from app.offline.world import World
 
     world = World.load(world_dir)
     repo = next(r for r in world.repos.values() if r.installation_id is not None and r.pulls)

@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.files import decode_text  # noqa: E402
-from app.offline import snapshot_from_world  # noqa: E402
-from app.world import World  # noqa: E402
+from app.offline.snapshot import snapshot_from_world  # noqa: E402
+from app.offline.world import World  # noqa: E402
 from checks.context import Context  # noqa: E402
 from checks.engine import evaluate  # noqa: E402
 from checks.policy import Policy  # noqa: E402

@@ -34,8 +34,8 @@ import backtest  # noqa: E402
 import ingest  # noqa: E402
 
 from app.fake_github import FakeGitHub  # noqa: E402
-from app.replay import DEMO_WORLD  # noqa: E402
-from app.world import World  # noqa: E402
+from app.offline.replay import DEMO_WORLD  # noqa: E402
+from app.offline.world import World  # noqa: E402
 
 SHARED_WORLDS = ROOT.parent / "shared" / "fixtures" / "worlds"
 GOAL_WORLD = "pr2554-dsv4-b200-sglang-mtp"

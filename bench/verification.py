@@ -49,9 +49,9 @@ sys.path.insert(0, str(ROOT))
 
 from app.github.client import CallStats, installation_client, warm_up  # noqa: E402
 from app.jobs.pipeline import verify  # noqa: E402
-from app.offline import snapshot_from_world  # noqa: E402
-from app.replay import REPLAY_APP_ID, throwaway_key  # noqa: E402
-from app.world import World  # noqa: E402
+from app.offline.replay import REPLAY_APP_ID, throwaway_key  # noqa: E402
+from app.offline.snapshot import snapshot_from_world  # noqa: E402
+from app.offline.world import World  # noqa: E402
 
 
 @dataclass(frozen=True, order=True)

@@ -19,7 +19,7 @@ new is wanted or `MAX_ROUNDS` fetches were made. A rule's result is cached
 like any fact (`Context.memo`): a round runs again only the rules that read
 what was missing, or what changed. The last round's verdict is the verdict: what is still missing then is judged as absent, and the checks
 that need it fail closed. One loop serves every fetcher: GitHub
-(`app.github.gather`), a world and a git repository (`app.offline`).
+(`app.github.gather`), a world and a git repository (`app.offline.snapshot`).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import httpx
 
-from app.replay import throwaway_key
+from app.offline.replay import throwaway_key
 from app.store.choose import open_store
 from app.store.sql import SqlStore
 

@@ -87,8 +87,8 @@ def expected_check(world: Path, number: int) -> str | None:
 
 def check_on_world(world: Path, module, *evidence):
     """Run one check module on a world's snapshot; `evidence` are further modules allowed to ask for evidence."""
-    from app.offline import snapshot_from_world
-    from app.world import World
+    from app.offline.snapshot import snapshot_from_world
+    from app.offline.world import World
     from checks.context import Context
     from checks.registry import rules_of
 

@@ -5,7 +5,7 @@ lists its annotations, no finding it does not expect (`unexpected`).
 
 Runs on the bundled demo world always, and on every shared real-PR world when
 ../shared/fixtures/worlds exists (it always does in CI). The snapshot is built
-straight from the world's files (app.offline); tests/test_replay.py checks the
+straight from the world's files (app.offline.snapshot); tests/test_replay.py checks the
 same expectations through the fake GitHub over HTTP.
 """
 
@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.offline import snapshot_from_world
-from app.replay import DEMO_WORLD
-from app.world import World
+from app.offline.replay import DEMO_WORLD
+from app.offline.snapshot import snapshot_from_world
+from app.offline.world import World
 from checks.engine import evaluate
 from checks.result import Finding, Severity
 

@@ -340,8 +340,8 @@ def test_a_body_of_megabytes_is_read_only_as_far_as_a_comment_can_be_long():
 
 @pytest.mark.parametrize("world", world_params())
 def test_world(world: Path):
-    from app.offline import snapshot_from_world
-    from app.world import World
+    from app.offline.snapshot import snapshot_from_world
+    from app.offline.world import World
 
     expected = yaml.safe_load((world / "expected.yaml").read_text(encoding="utf-8")) or {}
     want = (expected.get("checks") or {}).get(check05_checklist.NUMBER)

@@ -254,8 +254,8 @@ def test_wants_nothing_without_signoff_or_codeowners():
 
 @pytest.mark.parametrize("world", world_params())
 def test_world(world: Path):
-    from app.offline import snapshot_from_world
-    from app.world import World
+    from app.offline.snapshot import snapshot_from_world
+    from app.offline.world import World
 
     expected = yaml.safe_load((world / "expected.yaml").read_text(encoding="utf-8")) or {}
     want = (expected.get("checks") or {}).get(codeowner.NUMBER)

@@ -516,8 +516,8 @@ def test_nan_score_is_no_score():
 
 @pytest.mark.parametrize("world", world_params())
 def test_shared_world_agrees(world):
-    from app.offline import snapshot_from_world
-    from app.world import World
+    from app.offline.snapshot import snapshot_from_world
+    from app.offline.world import World
     from checks.context import Context
 
     expected = yaml.safe_load((world / "expected.yaml").read_text(encoding="utf-8")) or {}

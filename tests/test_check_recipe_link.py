@@ -601,8 +601,8 @@ def test_deterministic():
 
 @pytest.mark.parametrize("world", world_params())
 def test_world_agrees_with_expected(world):
-    from app.offline import snapshot_from_world
-    from app.world import World
+    from app.offline.snapshot import snapshot_from_world
+    from app.offline.world import World
 
     expected = (yaml.safe_load((world / "expected.yaml").read_text()) or {}).get("checks", {})
     if 3 not in expected:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from app.offline import snapshot_from_world
-from app.replay import DEMO_WORLD
-from app.world import World
+from app.offline.replay import DEMO_WORLD
+from app.offline.snapshot import snapshot_from_world
+from app.offline.world import World
 from checks.context import Context
 from checks.engine import evaluate
 from checks.registry import RULES, rules_of

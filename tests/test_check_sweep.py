@@ -270,8 +270,8 @@ def test_unknown_workflow_changes_setting_is_a_policy_error():
 
 @pytest.mark.parametrize("world", world_params())
 def test_shared_world_agrees(world):
-    from app.offline import snapshot_from_world
-    from app.world import World
+    from app.offline.snapshot import snapshot_from_world
+    from app.offline.world import World
     from checks.context import Context
     from checks.rules import check02_evals
 

@@ -11,9 +11,9 @@ import threading
 from pathlib import Path
 
 from app.github import render
-from app.offline import judge_world
-from app.replay import DEMO_WORLD
-from app.world import World
+from app.offline.replay import DEMO_WORLD
+from app.offline.snapshot import judge_world
+from app.offline.world import World
 from checks import memo
 from tests.conftest import shared_worlds
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from app.fake_github import FakeGitHub
 from app.github.client import CallStats, installation_client
 from app.jobs.pipeline import verify
-from app.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
-from app.world import World
+from app.offline.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
+from app.offline.world import World
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN_ROUTE = "POST /app/installations/{installation_id}/access_tokens"
@@ -39,8 +39,8 @@ import asyncio, json, sys
 from app.fake_github import FakeGitHub
 from app.github.client import installation_client, warm_up
 from app.jobs.pipeline import verify
-from app.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
-from app.world import World
+from app.offline.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
+from app.offline.world import World
 
 world = World.load(DEMO_WORLD)
 repo, pr = world.pull_repo()

@@ -19,7 +19,7 @@ import pytest
 
 from app.jobs.worker import Reconciler, Worker, Workers
 from app.observability import Metrics
-from app.replay import throwaway_key
+from app.offline.replay import throwaway_key
 from app.settings import Settings
 from app.store.sql import JobSpec, SqliteStore, database_fault
 from checks.result import Outcome

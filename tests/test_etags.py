@@ -11,8 +11,8 @@ import httpx
 from app.fake_github import FakeGitHub
 from app.github.client import installation_client
 from app.github.etags import ConditionalTransport, EtagStore, Stored
-from app.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
-from app.world import World
+from app.offline.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
+from app.offline.world import World
 
 
 class Server:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from app.offline import judge_world
-from app.replay import DEMO_WORLD
-from app.world import World
+from app.offline.replay import DEMO_WORLD
+from app.offline.snapshot import judge_world
+from app.offline.world import World
 from checks.context import Context
 from checks.engine import MAX_ROUNDS, Completion, evaluate
 from checks.evidence import MISSING, Wanted

@@ -32,8 +32,8 @@ from app.fake_github.ids import blob_sha
 from app.fake_github.server import ROUTES
 from app.github import edits
 from app.github.publish import CHECK_NAME
+from app.offline.world import World, diff_trees
 from app.web.webhooks import Routed, route
-from app.world import World, diff_trees
 
 from .conftest import OWN_WORLDS, SHARED_WORLDS, world_params
 from .variants import edit_world

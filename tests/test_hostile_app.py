@@ -10,8 +10,8 @@ import pytest
 from app.fake_github import FakeGitHub
 from app.github.client import CallStats, installation_client, is_name, url_path
 from app.github.gather import Gatherer
-from app.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
-from app.world import World
+from app.offline.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
+from app.offline.world import World
 
 
 @pytest.mark.parametrize("name, ok", [

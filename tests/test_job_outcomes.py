@@ -18,7 +18,7 @@ from app.jobs.runner import Clients, JobRunner
 from app.jobs.worker import Reconciler, Worker
 from app.judge import IN_THREAD
 from app.observability import Metrics
-from app.replay import REPLAY_APP_ID, throwaway_key
+from app.offline.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
 from app.store.sql import JobSpec, SqliteStore
 from checks.result import VERDICTS, CheckResult, JobFacts, Outcome, job_outcome

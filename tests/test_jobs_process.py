@@ -18,7 +18,7 @@ from app.jobs.process import Forwarded, apply
 from app.jobs.runner import Clients
 from app.jobs.worker import Refused
 from app.observability import Metrics
-from app.replay import REPLAY_APP_ID, throwaway_key
+from app.offline.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import ConfigError, Settings
 from app.store.choose import open_store
 

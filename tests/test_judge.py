@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from app import offline
 from app.fetcher import complete, with_evidence
 from app.judge import IN_THREAD, MB, Budget, Checks, Judge, JudgeLost, inputs_digest
-from app.replay import DEMO_WORLD
-from app.world import World
+from app.offline import snapshot
+from app.offline.replay import DEMO_WORLD
+from app.offline.world import World
 from checks.registry import LINT, RULES
 from checks.result import Status
 from checks.rule import Rule
@@ -35,8 +35,8 @@ async def _judged(checks: Checks, world: World, rules=RULES):
     """The world's PR through `checks`, rounds fetched from the world as `offline.judge_world` does; the
     rounds that were run, and the digest of the final snapshot."""
     repo, pr = world.pull_repo(None)
-    done = await checks.rounds(offline._base_snapshot(world, repo, pr), rules)
-    fetcher = offline.WorldFetcher(world, repo)
+    done = await checks.rounds(snapshot._base_snapshot(world, repo, pr), rules)
+    fetcher = snapshot.WorldFetcher(world, repo)
     rounds = 0
     while (want := done.wanted()) is not None:
         rounds += 1
@@ -46,7 +46,7 @@ async def _judged(checks: Checks, world: World, rules=RULES):
 
 def _same_as_in_thread(judge: Judge, world_dir: Path, rules=RULES) -> None:
     world = World.load(world_dir)
-    ref = offline.judge_world(world, rules=rules)
+    ref = snapshot.judge_world(world, rules=rules)
     done, rounds, digest = asyncio.run(_judged(judge, world, rules))
     assert done.verdict == ref.verdict and done.snapshot == ref.snapshot
     assert rounds == ref.rounds and digest == inputs_digest(ref.snapshot)
@@ -69,7 +69,7 @@ def test_every_shared_world_is_judged_alike_in_the_process(judge, world_dir):
 def test_in_thread_is_the_engine_itself():
     world = World.load(DEMO_WORLD)
     done, rounds, digest = asyncio.run(_judged(IN_THREAD, world))
-    assert done.verdict == offline.judge_world(world).verdict and digest == inputs_digest(done.snapshot)
+    assert done.verdict == snapshot.judge_world(world).verdict and digest == inputs_digest(done.snapshot)
 
 
 def test_an_error_in_the_checks_comes_back_as_raised_and_the_process_goes_on(judge):
@@ -112,7 +112,7 @@ def test_rounds_begun_in_a_process_that_died_are_a_transient_error_in_the_next()
         repo, pr = world.pull_repo(None)
 
         async def begun():
-            return await judge.rounds(offline._base_snapshot(world, repo, pr), RULES)
+            return await judge.rounds(snapshot._base_snapshot(world, repo, pr), RULES)
 
         done = asyncio.run(begun())
         want = done.wanted()
@@ -120,7 +120,7 @@ def test_rounds_begun_in_a_process_that_died_are_a_transient_error_in_the_next()
         os.kill(judge._processes[0]._process.pid, signal.SIGKILL)
         with pytest.raises(JudgeLost):  # the first request after the death learns of it
             asyncio.run(judge.digest(done.snapshot))
-        fuller = asyncio.run(with_evidence(offline.WorldFetcher(world, repo), done.snapshot, want))
+        fuller = asyncio.run(with_evidence(snapshot.WorldFetcher(world, repo), done.snapshot, want))
         with pytest.raises(JudgeLost) as lost:  # the next process never saw these rounds
             asyncio.run(done.add(fuller))
         assert lost.value.transient
@@ -153,14 +153,14 @@ SCRIPT = "benchmarks/single_node/dsv4_fp8_b200.sh"
 def _heavy(world: World):
     """The world's PR with a long benchmark script added: far more CPU than a small budget."""
     repo, pr = world.pull_repo(None)
-    snap = offline._base_snapshot(world, repo, pr)
+    snap = snapshot._base_snapshot(world, repo, pr)
     script = ChangedFile(SCRIPT, "added", None, None, None, "vllm serve m --tensor-parallel-size 8\n" * 10_000)
     return replace(snap, files=snap.files + (script,))
 
 
 async def _judged_snapshot(checks: Checks, world: World, snap):
     repo, _ = world.pull_repo(None)
-    return await complete(await checks.rounds(snap, RULES), offline.WorldFetcher(world, repo))
+    return await complete(await checks.rounds(snap, RULES), snapshot.WorldFetcher(world, repo))
 
 
 def test_checks_that_outrun_their_cpu_budget_are_stopped_undecided_and_the_process_replaced():
@@ -174,7 +174,7 @@ def test_checks_that_outrun_their_cpu_budget_are_stopped_undecided_and_the_proce
         assert all(r.status is Status.UNDECIDED for r in verdict.results)
         reason = verdict.results[0].reason
         assert reason.startswith("cannot decide: could not be read within the budget (0.15 s of CPU time)")
-        assert verdict.signer == offline.judge_world(world).verdict.signer  # the sign-off was read before
+        assert verdict.signer == snapshot.judge_world(world).verdict.signer  # the sign-off was read before
         _same_as_in_thread(judge, DEMO_WORLD)  # the process that took over serves the next verification
     finally:
         judge.close()

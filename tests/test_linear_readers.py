@@ -13,9 +13,9 @@ from types import MappingProxyType
 
 import pytest
 
-from app import offline
-from app.replay import DEMO_WORLD
-from app.world import World
+from app.offline import snapshot
+from app.offline.replay import DEMO_WORLD
+from app.offline.world import World
 from checks.engine import Completion
 from checks.facts import launchers, patch_sites, pycode, waivers
 from checks.facts.bash import Script
@@ -107,7 +107,7 @@ def test_a_reader_takes_time_linear_in_its_input(read, shape, n):
 def demo():
     world = World.load(DEMO_WORLD)
     repo, pr = world.pull_repo(None)
-    return offline._base_snapshot(world, repo, pr)
+    return snapshot._base_snapshot(world, repo, pr)
 
 
 @pytest.mark.parametrize("path, shape, n", [

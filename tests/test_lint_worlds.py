@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.offline import judge_world
-from app.world import World
+from app.offline.snapshot import judge_world
+from app.offline.world import World
 from checks.registry import LINT
 from checks.result import Severity
 from tests.conftest import world_params

@@ -27,10 +27,10 @@ from app.fake_github.payloads import Site
 from app.fake_github.state import GitHubState
 from app.fake_github.webhooks import stored_event
 from app.github.publish import CHECK_NAME
+from app.offline.world import World
 from app.settings import Settings
 from app.store.sql import SqliteStore
 from app.web.server import create_app
-from app.world import World
 
 from .apphost import E2E_WORLD, REPO, SECRET, Stack
 from .conftest import OWN_WORLDS, ROOT, present, shared_files

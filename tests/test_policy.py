@@ -7,9 +7,9 @@ from dataclasses import fields
 import pytest
 
 from app.github import render
-from app.offline import judge_world
-from app.replay import DEMO_WORLD
-from app.world import World
+from app.offline.replay import DEMO_WORLD
+from app.offline.snapshot import judge_world
+from app.offline.world import World
 from checks.policy import CONFIG_PATH, Policy
 from checks.result import CheckResult, Status, Verdict
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from app.offline import judge_world
+from app.offline.snapshot import judge_world
+from app.offline.world import World
 from checks import anticipated
-from app.world import World
 from checks.evidence import UpstreamTarget
 from checks.policy import CONFIG_PATH, Policy
 from tests.builders import SIGNOFF_HEAD, comment

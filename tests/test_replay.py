@@ -20,9 +20,9 @@ from app.fake_github import FakeGitHub
 from app.github.client import CallStats, installation_client
 from app.github.gather import Gatherer
 from app.jobs.pipeline import verify
-from app.offline import snapshot_from_world
-from app.replay import DEMO_WORLD, REPLAY_APP_ID, replay, throwaway_key
-from app.world import World
+from app.offline.replay import DEMO_WORLD, REPLAY_APP_ID, replay, throwaway_key
+from app.offline.snapshot import snapshot_from_world
+from app.offline.world import World
 
 from .conftest import world_params
 from .test_acceptance_engine import assert_agrees

@@ -22,7 +22,7 @@ from app.github.client import CallStats, installation_client
 from app.github.gather import Gatherer
 from app.jobs.runner import Clients, JobRunner
 from app.observability import Metrics
-from app.replay import REPLAY_APP_ID, throwaway_key
+from app.offline.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
 from app.store.sql import Job, SqliteStore
 from checks.rules import check00_codeowner, check02_evals, check04_reuse_command

@@ -26,7 +26,7 @@ from app.fake_github.ids import blob_sha
 from app.files import MAX_TEXT_BYTES
 from app.github.client import CallStats, installation_client
 from app.jobs.pipeline import verify
-from app.replay import REPLAY_APP_ID, throwaway_key
+from app.offline.replay import REPLAY_APP_ID, throwaway_key
 from checks.facts import codeowners
 from checks.rule import LINT_ROW as LINT_NUMBER
 from checks.rules import check00_codeowner
@@ -56,8 +56,8 @@ CPU_LIMIT = 120  # seconds of CPU for a child evaluation
 # A child process: evaluate the world's PR offline and print what the tests assert on.
 CHILD = """
 import json, sys
-from app.offline import judge_world
-from app.world import World
+from app.offline.snapshot import judge_world
+from app.offline.world import World
 v = judge_world(World.load(sys.argv[1])).verdict
 print(json.dumps({"label": v.label, "failing": {r.number: r.reason for r in v.rows if not r.passed},
                   "lint": v.lint.status.value, "findings": [f.to_json() for f in v.findings]}))

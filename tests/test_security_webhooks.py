@@ -25,12 +25,12 @@ from app.fake_github.payloads import Site
 from app.fake_github.state import GitHubState
 from app.fake_github.webhooks import stored_event
 from app.github.publish import CHECK_NAME
-from app.replay import DEMO_WORLD
+from app.offline.replay import DEMO_WORLD
+from app.offline.world import World
 from app.settings import Settings
 from app.store.sql import SqliteStore
 from app.web.server import create_app
 from app.web.webhooks import HANDLED
-from app.world import World
 
 from .test_webhook_endpoint import SECRET, sign
 

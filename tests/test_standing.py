@@ -18,7 +18,7 @@ from app.github.gather import Gatherer
 from app.github.publish import CHECK_NAME
 from app.jobs.runner import Clients, JobRunner
 from app.observability import Metrics
-from app.replay import REPLAY_APP_ID, throwaway_key
+from app.offline.replay import REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
 from app.store.sql import Job, SqliteStore
 from checks.context import Context

@@ -15,7 +15,7 @@ import httpx
 import uvicorn
 
 from app.fake_github import FakeGitHub
-from app.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
+from app.offline.replay import DEMO_WORLD, REPLAY_APP_ID, throwaway_key
 from app.settings import Settings
 from app.store.sql import SqliteStore
 from app.web.server import create_app

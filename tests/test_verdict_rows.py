@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 from app.github import render
-from app.replay import DEMO_WORLD, replay
+from app.offline.replay import DEMO_WORLD, replay
 from checks.engine import LINT_NAME, evaluate
 from checks.result import Status
 from checks.rules.extra14_complete_evidence import NAME as COMPLETENESS_NAME

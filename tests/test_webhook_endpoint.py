@@ -16,12 +16,12 @@ from starlette.responses import JSONResponse
 from app.fake_github.payloads import Site
 from app.fake_github.state import GitHubState
 from app.fake_github.webhooks import stored_event
-from app.replay import DEMO_WORLD
+from app.offline.replay import DEMO_WORLD
+from app.offline.world import World
 from app.settings import Settings
 from app.store.sql import SqliteStore
 from app.web.ingest import Reply
 from app.web.server import create_app
-from app.world import World
 
 SECRET = "s3cret-for-tests"
 REPO = "demo-org/InferenceX-demo"

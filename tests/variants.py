@@ -17,9 +17,9 @@ from typing import Any
 
 import yaml
 
-from app.offline import snapshot_from_world
-from app.replay import DEMO_WORLD, replay
-from app.world import World
+from app.offline.replay import DEMO_WORLD, replay
+from app.offline.snapshot import snapshot_from_world
+from app.offline.world import World
 from checks.engine import evaluate
 from checks.result import Verdict
 

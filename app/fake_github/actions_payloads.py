@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from app.offline import run_url
+from app.offline.snapshot import run_url
 
 from .ids import node_id, stable_id
 from .payloads import ACTIONS_APP_ID, HTML, Site, integration, repository, timestamp, user

@@ -7,7 +7,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from app.world import Commit, FileDiff
+from app.offline.world import Commit, FileDiff
 
 from .gitdata import Entry
 from .ids import blob_sha, node_id, stable_id

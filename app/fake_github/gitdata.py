@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from app.files import SYMLINK_MODE
-from app.world import Commit
+from app.offline.world import Commit
 
 from .ids import blob_sha, tree_sha
 

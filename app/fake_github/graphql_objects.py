@@ -18,7 +18,7 @@ import binascii
 import re
 from typing import Any
 
-from app.offline import comment_url
+from app.offline.snapshot import comment_url
 
 from .graphql import NotFound, Obj, QueryError
 from .ids import node_id, stable_id

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.offline import comment_url
+from app.offline.snapshot import comment_url
 
 from .ids import node_id, stable_id
 from .payloads import HTML, Site, integration, label, reaction_rollup, repository, timestamp, user

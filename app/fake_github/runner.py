@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import httpx
 import uvicorn
 
-from app.world import World
+from app.offline.world import World
 
 from .faults import Fault
 from .server import create_app

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.world import World
+from app.offline.world import World
 
 from .instrument import Instrument
 from .routes import accounts, actions, admin, checks, graphql, pulls, repos

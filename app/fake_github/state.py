@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Sequence
 
-from app.world import Commit, FileDiff, World, diff_trees
+from app.offline.world import Commit, FileDiff, World, diff_trees
 
 from .faults import Faults
 from .gitdata import GitObjects

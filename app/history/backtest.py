@@ -28,7 +28,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
 
-from app.offline import judge_world
+from app.offline.snapshot import judge_world
 from checks.result import CheckResult, Status, Verdict
 
 from .gitrepo import Commits, Git, GitError, pull_world

@@ -1,4 +1,4 @@
-"""A local git repository read as a world (`app.world`), for `signoff-bot backtest`.
+"""A local git repository read as a world (`app.offline.world`), for `signoff-bot backtest`.
 
 Commits are read on demand through one `git cat-file --batch` process: a
 commit's tree is listed once (`git ls-tree`), a blob is read when a check
@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 
 from app.files import SYMLINK_MODE
-from app.world import Commit, Repo, World
+from app.offline.world import Commit, Repo, World
 
 
 class GitError(Exception):

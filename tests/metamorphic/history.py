@@ -1,7 +1,7 @@
 """The real speculative-decoding configs of the shared InferenceX history, read as `signoff-bot backtest` reads them.
 
 Each merged PR of the window is judged on the snapshot backtest builds (`app.history.gitrepo.pull_world`,
-`app.offline.judge_world`), with only the rules of rows 9, 10, 11 and recipe lint; the configs are the
+`app.offline.snapshot.judge_world`), with only the rules of rows 9, 10, 11 and recipe lint; the configs are the
 changed files `checks.facts.specdecode.inventory` finds on it. Nothing of the history is copied into the project:
 the bundle is cloned at test time.
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 from app.fetcher import with_evidence
 from app.history import backtest
 from app.history.gitrepo import Commits, Git, pull_world
-from app.offline import WorldFetcher, judge_world
-from app.world import Repo, World
+from app.offline.snapshot import WorldFetcher, judge_world
+from app.offline.world import Repo, World
 from checks.engine import Completion
 from checks.facts.specdecode import inventory
 from checks.registry import RULES

@@ -31,7 +31,7 @@ import tree_sitter_bash
 import yaml
 from tree_sitter import Language, Node, Parser
 
-from app.world import unified_patch
+from app.offline.world import unified_patch
 from checks.snapshot import ChangedFile, Snapshot, frozen_map
 
 _PARSER = Parser(Language(tree_sitter_bash.language()))

@@ -15,6 +15,9 @@ import re
 from collections.abc import Collection
 from typing import Any
 
+from app.fetcher import complete_here
+from app.files import NOT_FOLLOWED, decode_text
+from app.github import artifacts as artifact_zip
 from checks.engine import Completion
 from checks.evidence import MISSING, Missing, UpstreamTarget
 from checks.policy import CONFIG_PATH, Policy
@@ -33,9 +36,6 @@ from checks.snapshot import (
     frozen_map,
 )
 
-from .fetcher import complete_here
-from .files import NOT_FOLLOWED, decode_text
-from .github import artifacts as artifact_zip
 from .world import Commit, Repo, World, diff_trees
 
 _RUN_ID = re.compile(r"/actions/runs/(\d+)")

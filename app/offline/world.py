@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from .files import decode_text
+from app.files import decode_text
 
 
 @dataclass

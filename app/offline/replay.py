@@ -15,13 +15,14 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from .github import render
-from .github.client import CallStats, installation_client
-from .jobs.pipeline import Outcome, verify
-from .judge import IN_THREAD, Checks
+from app.github import render
+from app.github.client import CallStats, installation_client
+from app.jobs.pipeline import Outcome, verify
+from app.judge import IN_THREAD, Checks
+
 from .world import World
 
-DEMO_WORLD = Path(__file__).resolve().parent / "demo_world"
+DEMO_WORLD = Path(__file__).resolve().parent.parent / "demo_world"
 REPLAY_APP_ID = 1
 
 
@@ -60,7 +61,7 @@ def replay(world_dir: str | Path | None = None, number: int | None = None, check
     """The world's PR verified end to end; `checks`: where its checks run (`signoff-bot replay` runs them as the
     App does, in a checks' process within the budget)."""
     world_dir = Path(world_dir) if world_dir else DEMO_WORLD
-    from .fake_github import FakeGitHub  # here: `verify` prints with Replay and serves no fake (fastapi, ~0.3 s)
+    from app.fake_github import FakeGitHub  # here: `verify` prints with Replay and serves no fake (fastapi, ~0.3 s)
 
     world = World.load(world_dir)
     repo, pr = world.pull_repo(number)

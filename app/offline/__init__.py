@@ -1,0 +1,1 @@
+"""World fixtures read without HTTP, and replay against the fake GitHub."""
