@@ -27,11 +27,11 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    """Print the verdicts; exit 0 PASS, 1 REJECTED, 3 NEEDS A MAINTAINER, 2 could not run (app/verify.py)."""
+    """Print the verdicts; exit 0 PASS, 1 REJECTED, 3 NEEDS A MAINTAINER, 2 could not run (app/action/verify.py)."""
     import asyncio
 
-    from .event import nothing_to_verify, verify_event
-    from .verify import COULD_NOT_RUN, CannotRun, config_path, exit_code, report, verify_pr, write_output
+    from .action.event import nothing_to_verify, verify_event
+    from .action.verify import COULD_NOT_RUN, CannotRun, config_path, exit_code, report, verify_pr, write_output
 
     try:
         if args.event is not None and args.pr is not None:

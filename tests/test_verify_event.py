@@ -15,10 +15,10 @@ from typing import Any, Callable
 
 import pytest
 
-from app.event import jobs_of
+from app.action.event import jobs_of
+from app.action.verify import CannotRun
 from app.fake_github import FakeGitHub
 from app.github.publish import CHECK_NAME
-from app.verify import CannotRun
 
 from .conftest import present
 from .test_octokit_deliveries import OCTOKIT, load, rewritten

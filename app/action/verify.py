@@ -6,7 +6,7 @@ repository); the API at `SIGNOFF_BOT_GITHUB_URL`.
 
 A dry run (the default) gathers and checks exactly as `replay` does (`app.jobs.pipeline.verify`, nothing
 published) and prints the verdict. `--publish` runs the App's own jobs (`app.jobs.runner.JobRunner`: the verify
-job, and for an event the jobs the App's router queues for it, `app.event`) on a database that lives for
+job, and for an event the jobs the App's router queues for it, `app.action.event`) on a database that lives for
 this one command: what each sign-off was first verified on comes from the records the verifier keeps in
 its own check runs (`checks.facts.freshness`), which the first verification of a PR starts. With a token, "its
 own" check runs are those of the app the token writes as: a workflow's GITHUB_TOKEN writes as the GitHub
@@ -29,15 +29,8 @@ from pathlib import Path
 
 from githubkit import GitHub
 
-from checks import result
-from checks.facts import freshness
-from checks.policy import CONFIG_PATH
-from checks.result import JobFacts, Verdict, job_outcome
-from checks.rule import Rule
-from checks.snapshot import Snapshot
-
-from .github import render
-from .github.client import (
+from app.github import render
+from app.github.client import (
     ACTIONS_APP_ID,
     CallStats,
     GitHubError,
@@ -48,14 +41,20 @@ from .github.client import (
     installation_client,
     url_path,
 )
-from .github.publish import Published
-from .jobs.pipeline import Outcome, verify
-from .jobs.runner import JobRunner, utc_now
-from .judge import IN_THREAD, Checks, Rounds
-from .observability import Metrics
-from .offline.replay import Replay
-from .settings import ConfigError, Settings
-from .store.sql import JobSpec, SqliteStore
+from app.github.publish import Published
+from app.jobs.pipeline import Outcome, verify
+from app.jobs.runner import JobRunner, utc_now
+from app.judge import IN_THREAD, Checks, Rounds
+from app.observability import Metrics
+from app.offline.replay import Replay
+from app.settings import ConfigError, Settings
+from app.store.sql import JobSpec, SqliteStore
+from checks import result
+from checks.facts import freshness
+from checks.policy import CONFIG_PATH
+from checks.result import JobFacts, Verdict, job_outcome
+from checks.rule import Rule
+from checks.snapshot import Snapshot
 
 # The exit code of each verdict label (checks.result.Verdict.label); a label not here is not a pass.
 EXIT = {"PASS": 0, "REJECTED": 1, "NEEDS A MAINTAINER": 3}

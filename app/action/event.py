@@ -1,7 +1,7 @@
 """`signoff-bot verify --event FILE`: a GitHub Actions event, taken as the App's router takes the same delivery.
 
 The event's payload is what GitHub would have delivered to the App (Actions hands the workflow the same
-JSON); `app.web.webhooks.route` decides which jobs it causes, and `app.verify.run_jobs` runs them and every
+JSON); `app.web.webhooks.route` decides which jobs it causes, and `app.action.verify.run_jobs` runs them and every
 job they queue, as the App's workers would: a sign-off comment, review or review comment (or its edit)
 is re-read and verified; `/reuse-sweep-run` is validated and acknowledged; `/signoff-recheck` verifies;
 a completed sweep workflow verifies the PRs it ran for; a push to the PR (`pull_request_target`
@@ -25,13 +25,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from app.github.client import CallStats, GitHubError
+from app.github.publish import CHECK_NAME
+from app.store.sql import JobSpec
+from app.web.webhooks import COMMENT_KINDS, Unusable, route
 from checks.policy import CONFIG_PATH
 
-from .github.client import CallStats, GitHubError
-from .github.publish import CHECK_NAME
-from .store.sql import JobSpec
 from .verify import Access, CannotRun, Result, access, bot_login, dry_run, one_line, run_jobs
-from .web.webhooks import COMMENT_KINDS, Unusable, route
 
 # The events the Action is started by (examples/signoff-verify.yml) that the App's router takes as well;
 # pull_request_target is pull_request (the same payload) run from the base branch's workflow.

@@ -1,0 +1,1 @@
+"""`signoff-bot verify`: a pull request verified as the App would, without server or database (the GitHub Action)."""
