@@ -117,3 +117,17 @@ def test_a_rule_imports_facts_never_another_rule() -> None:
     offenders = {name: sorted(GRAPH[name] & (rules - {name})) for name in GRAPH
                  if name.startswith("checks") and name not in allowed and GRAPH[name] & (rules - {name})}
     assert not offenders, f"modules importing a rule: {offenders}"
+
+
+def test_rules_live_in_rules_and_facts_in_facts() -> None:
+    """The folders say what a module is: every check and extra row is a module of checks.rules, every lint rule
+    one of checks.lint, and checks.rules holds nothing else; a fact (checks.facts) never imports a rule."""
+    from checks.registry import RULES
+
+    homes = {(rule.kind, rule.module.__name__.rpartition(".")[0]) for rule in RULES if rule.module is not None}
+    assert homes == {("check", "checks.rules"), ("extra", "checks.rules"), ("lint", "checks.lint")}
+    assert {n for n in ALL if n.startswith("checks.rules.")} == {
+        rule.module.__name__ for rule in RULES if rule.module is not None and rule.kind != "lint"}
+    offenders = {n: sorted(m for m in GRAPH[n] if m.startswith("checks.rules")) for n in GRAPH
+                 if n.startswith("checks.facts") and any(m.startswith("checks.rules") for m in GRAPH[n])}
+    assert not offenders, f"facts importing a rule: {offenders}"
