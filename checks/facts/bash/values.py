@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 from enum import Enum
-from typing import Callable, Generic, Iterable, NamedTuple, Sequence, TypeVar
+from typing import Callable, Generic, Iterable, NamedTuple, Sequence, TypeVar, cast
 
 from .record import record
 from .builtins import PATTERN_OPS, UNKNOWN, arithmetic, pattern_op, pure_output, substitution_command
@@ -119,6 +119,8 @@ class Evaluator(Generic[E]):
             if element != (None,):  # an associative array's element (`${TABLE[$MODEL_PREFIX]}`)
                 return dedupe(v for alt in element for v in self._apply_op(env, part._replace(subscript=""), alt, hole))
         alts = self.lookup(env, name)
+        if not part.op and not part.subscript and len(alts) == 1 and (type(alts[0]) is str or alts[0] is None):
+            return cast("tuple[Value, ...]", alts)  # `$NAME` of one text or unknown: itself (what `_apply_op` gives it)
         out: list[Value] = []
         for alt in alts:
             out.extend(self._apply_op(env, part, alt, hole))
@@ -183,7 +185,20 @@ class Evaluator(Generic[E]):
 
     def text(self, env: E, parts: tuple[Part, ...], hole: Hole) -> list[str | None]:
         """Candidates of a word read as one string (no field splitting)."""
-        tokens = self.expand(env, Word(parts, 0), split=False, hole=hole)
+        if len(parts) == 1 and parts[0].kind == "lit":  # literal text: what `expand` makes of it, as a string
+            text = parts[0].text
+            return [None if text and not text.strip(UNKNOWN) else text]
+        if not parts:  # (`${X:-}`): no field, the empty string
+            return [""]
+        if len(parts) == 1 and parts[0].kind == "param" and hole is mark:  # `$X`, `${X:-d}`: as `expand` reads it
+            values = self.param(env, parts[0], hole)
+            if values and all(type(v) is str or v is None for v in values):
+                texts = cast("tuple[str | None, ...]", values)  # (as just tested)
+                found = [None if v is None or v and not v.strip(UNKNOWN) else v for v in texts]
+                return found if len(found) == 1 else list(dedupe(found))
+            tokens = self._expand_parts(env, Word(parts, 0), False, hole, values)
+        else:
+            tokens = self.expand(env, Word(parts, 0), split=False, hole=hole)
         if len(tokens) == 1:
             return list(tokens[0].values)
         if not tokens:
@@ -217,7 +232,32 @@ class Evaluator(Generic[E]):
         return dedupe(None if o is None or UNKNOWN in o and not o.strip(UNKNOWN) else o for o in out) or (None,)
 
     def expand(self, env: E, word: Word, split: bool = True, hole: Hole = mark) -> list[Token]:
-        """The fields of `word`; when branches left candidates, one Token per field with every candidate."""
+        """The fields of `word`; when branches left candidates, one Token per field with every candidate.
+
+        A literal word and a lone `"$X"` are expanded directly (as `_expand_parts` would): kept, with the
+        shortcuts of `param` and `text`, because the engine goal needs them (see `syntax.Builder.statement`)."""
+        parts = word.parts
+        if len(parts) == 1 and parts[0].kind == "lit":  # most words: literal text, one field or none
+            text, quoted = parts[0].text, parts[0].quoted
+        elif len(parts) == 1 and parts[0].kind == "param" and hole is mark and (parts[0].quoted or not split):
+            # `"$X"`, `"${X:-d}"`: each candidate text one field (unknown: None), as `_fields` makes it
+            values = self.param(env, parts[0], hole)
+            if values and all(type(v) is str or v is None for v in values):
+                texts = cast("tuple[str | None, ...]", values)  # (as just tested)
+                found = [None if v is None or v and not v.strip(UNKNOWN) else v for v in texts]
+                return [Token(tuple(found) if len(found) == 1 else dedupe(found), word.line)]
+            return self._expand_parts(env, word, split, hole, values)
+        elif all(p.kind == "lit" for p in parts):
+            text, quoted = "".join(p.text for p in parts), any(p.quoted for p in parts)
+        else:
+            text = None
+        if text is not None:
+            return [Token((None if text and not text.strip(UNKNOWN) else text,), word.line)] if text or quoted else []
+        return self._expand_parts(env, word, split, hole)
+
+    def _expand_parts(self, env: E, word: Word, split: bool, hole: Hole, first: tuple[Value, ...] | None = None
+                      ) -> list[Token]:
+        """`expand`, part by part (`first`: the candidates of the first part, when already worked out)."""
         per_part: list[tuple[Piece, ...]] = []
         single = True  # every part has one candidate: the word has one expansion
         lits: list[Part] = []  # literal parts not yet added: a run of them is one piece of text (`\"` is a part)
@@ -229,7 +269,9 @@ class Evaluator(Generic[E]):
             if lits:
                 per_part.append(_literal_run(lits))
                 lits = []
-            if kind == "param":
+            if first is not None:
+                values, first = first, None
+            elif kind == "param":
                 values = self.param(env, p, hole)
             elif kind == "arith":
                 per_part.append((("val", self.arith(env, p.text), True, p),))
@@ -260,9 +302,7 @@ class Evaluator(Generic[E]):
 
 
 def _literal_run(lits: list[Part]) -> tuple[Piece, ...]:
-    """The one candidate of consecutive literal parts, as `_fields` reads it: their text, quoted if any is.
-    Not only faster: a word of many parts (`a\\ b\\ c...`, each escape a part) with branching candidates
-    would otherwise be copied part by part into each of its MAX_ALTS combinations."""
+    """The one candidate of consecutive literal parts, as `_fields` reads it: their text, quoted if any is."""
     if len(lits) == 1:
         return (("lit", lits[0].text, lits[0].quoted, lits[0]),)
     return (("lit", "".join(p.text for p in lits), any(p.quoted for p in lits), lits[0]),)
