@@ -39,12 +39,8 @@ from .rules import (
     check11_golden_al,
     check12_append_only,
 )
-from .rules import (
-    extra14_complete_evidence as completeness,
-)
-from .rules import (
-    extra15_own_words as standing,
-)
+from .rules import extra14_complete_evidence as completeness
+from .rules import extra15_own_words as standing
 
 CHECKS: tuple[Rule, ...] = tuple(Rule.of_check(m) for m in (
     check00_codeowner,
