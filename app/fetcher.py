@@ -13,16 +13,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Collection, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from checks.engine import Completion
 from checks.evidence import MISSING, Missing, UpstreamTarget, Wanted
 from checks.policy import Policy
-from checks.result import Verdict
 from checks.snapshot import ArtifactFiles, Snapshot, UpstreamDoc, WorkflowRun, frozen_map
 
-if TYPE_CHECKING:
-    from .judge import Rounds
+from .judge import LocalRounds, Rounds
 
 
 class Fetcher(Protocol):
@@ -99,32 +97,7 @@ async def complete(rounds: Rounds, fetcher: Fetcher) -> Rounds:
     return rounds
 
 
-class InPlace:
-    """A `Completion`'s rounds (`app.judge.Rounds`), each judged on the caller's own thread: for a fetcher of
-    local files (a world, a git history), which leaves nothing to do while the checks run."""
-
-    def __init__(self, done: Completion) -> None:
-        self.done = done
-
-    @property
-    def snapshot(self) -> Snapshot:
-        return self.done.snapshot
-
-    @property
-    def verdict(self) -> Verdict:
-        return self.done.verdict
-
-    def wanted(self) -> Wanted | None:
-        return self.done.wanted()
-
-    async def add(self, snap: Snapshot) -> None:
-        self.done.add(snap)
-
-    def close(self) -> None:
-        pass
-
-
 def complete_here(done: Completion, fetcher: Fetcher) -> Completion:
     """`complete` on the caller's thread, which must not be running an event loop (`asyncio.run`)."""
-    asyncio.run(complete(InPlace(done), fetcher))
+    asyncio.run(complete(LocalRounds(done), fetcher))
     return done

@@ -152,8 +152,11 @@ class Checks(Protocol):
     async def digest(self, snap: Snapshot) -> str: ...
 
 
-class _LocalRounds:
-    def __init__(self, done: Completion, threads: ThreadPoolExecutor) -> None:
+class LocalRounds:
+    """A `Completion`'s rounds judged in this process: on `threads`, off the event loop; without them on the
+    caller's own thread (a fetcher of local files, a world or a git history, has nothing to do meanwhile)."""
+
+    def __init__(self, done: Completion, threads: ThreadPoolExecutor | None = None) -> None:
         self.done = done
         self._threads = threads
 
@@ -169,7 +172,10 @@ class _LocalRounds:
         return self.done.wanted()
 
     async def add(self, snap: Snapshot) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._threads, self.done.add, snap)
+        if self._threads is None:
+            self.done.add(snap)
+        else:
+            await asyncio.get_running_loop().run_in_executor(self._threads, self.done.add, snap)
 
     def close(self) -> None:
         pass
@@ -191,7 +197,7 @@ class InThread:
 
     async def rounds(self, snap: Snapshot, rules: Sequence[Rule]) -> Rounds:
         done = await asyncio.get_running_loop().run_in_executor(self._threads, Completion, snap, rules)
-        return _LocalRounds(done, self._threads)
+        return LocalRounds(done, self._threads)
 
     async def digest(self, snap: Snapshot) -> str:
         return inputs_digest(snap)
