@@ -11,6 +11,10 @@ from checks.policy import CONFIG_PATH
 
 from .store.sql import POSTGRES_SCHEMES, SQLITE_SCHEME
 
+# The check runs the App posts: the sign-off's verdict (the one branch protection requires) and the recipe lint.
+CHECK_NAME = "codeowner-signoff-verify"
+LINT_CHECK_NAME = "signoff-bot lint"
+
 
 class ConfigError(Exception):
     """Missing or malformed configuration; the message lists every problem."""

@@ -31,7 +31,7 @@ from app.fake_github import FakeGitHub, WorldConflict
 from app.fake_github.ids import blob_sha
 from app.fake_github.server import ROUTES
 from app.github import edits
-from app.github.publish import CHECK_NAME
+from app.settings import CHECK_NAME
 from app.offline.world import World, diff_trees
 from app.web.webhooks import Routed, route
 

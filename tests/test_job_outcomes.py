@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.fake_github import FakeGitHub
-from app.github.publish import CHECK_NAME
+from app.settings import CHECK_NAME
 from app.jobs.runner import Clients, JobRunner
 from app.jobs.worker import Reconciler, Worker
 from app.judge import IN_THREAD

@@ -26,9 +26,8 @@ from fastapi.testclient import TestClient
 from app.fake_github.payloads import Site
 from app.fake_github.state import GitHubState
 from app.fake_github.webhooks import stored_event
-from app.github.publish import CHECK_NAME
 from app.offline.world import World
-from app.settings import Settings
+from app.settings import CHECK_NAME, Settings
 from app.store.sql import SqliteStore
 from app.web.server import create_app
 

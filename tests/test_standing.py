@@ -15,7 +15,7 @@ from app.fake_github import FakeGitHub
 from app.github.client import GitHubError, installation_client
 from app.github.edits import LastEdit, _last_edit
 from app.github.gather import Gatherer
-from app.github.publish import CHECK_NAME
+from app.settings import CHECK_NAME
 from app.jobs.runner import Clients, JobRunner
 from app.observability import Metrics
 from app.offline.replay import REPLAY_APP_ID, throwaway_key

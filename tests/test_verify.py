@@ -20,8 +20,8 @@ import pytest
 from app.action.verify import EXIT, CannotRun, parse_pr
 from app.fake_github import FakeGitHub
 from app.fake_github.payloads import ACTIONS_APP_ID
-from app.github.publish import CHECK_NAME
 from app.offline.replay import DEMO_WORLD, replay, throwaway_key
+from app.settings import CHECK_NAME
 
 from .variants import e2e_variant, green_world, pull_of
 from .verifyhost import (

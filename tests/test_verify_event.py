@@ -18,7 +18,7 @@ import pytest
 from app.action.event import jobs_of
 from app.action.verify import CannotRun
 from app.fake_github import FakeGitHub
-from app.github.publish import CHECK_NAME
+from app.settings import CHECK_NAME
 
 from .conftest import present
 from .test_octokit_deliveries import OCTOKIT, load, rewritten

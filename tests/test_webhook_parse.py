@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.github.publish import CHECK_NAME
+from app.settings import CHECK_NAME
 from app.web.ingest import parse, read
 from app.web.webhooks import HANDLED, Unusable, route
 

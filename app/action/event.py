@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.github.client import CallStats, GitHubError
-from app.github.publish import CHECK_NAME
+from app.settings import CHECK_NAME
 from app.store.sql import JobSpec
 from app.web.webhooks import COMMENT_KINDS, Unusable, route
 from checks.policy import CONFIG_PATH

@@ -56,6 +56,7 @@ from githubkit.exception import RequestFailed
 from app.fetcher import complete
 from app.files import MAX_TEXT_BYTES, NOT_FOLLOWED, SYMLINK_MODE, blob_sha, decode_text
 from app.judge import IN_THREAD, Checks, Rounds
+from app.settings import CHECK_NAME
 from checks import anticipated
 from checks.evidence import UpstreamTarget
 from checks.facts import signoff
@@ -80,7 +81,6 @@ from .client import GitHubError, app_id_of, as_github_error, call, is_name, page
 from .edits import LastEdit, last_edits
 from .objects import as_artifact, as_check_run, as_comment, as_workflow_run, iso
 from .patches import base_from_patch
-from .publish import CHECK_NAME
 
 MAX_FILES = 3000
 MAX_COMMITS = 250

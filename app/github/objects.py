@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
+from app.settings import CHECK_NAME
 from checks.facts import freshness
 from checks.snapshot import Artifact, CheckRun, Comment, WorkflowRun
-
-from .publish import CHECK_NAME
 
 _RUN_ID = re.compile(r"/actions/runs/(\d+)")
 

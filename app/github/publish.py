@@ -36,6 +36,7 @@ from typing import Any, Callable
 
 from githubkit import GitHub
 
+from app.settings import CHECK_NAME
 from checks.facts import freshness
 from checks.result import Finding, Severity, Status, Verdict
 from checks.snapshot import Comment, Snapshot
@@ -44,8 +45,6 @@ from . import render
 from .client import GitHubError, app_id_of, call, pages, write_wave
 from .patches import commentable_lines
 
-CHECK_NAME = "codeowner-signoff-verify"
-LINT_CHECK_NAME = "signoff-bot lint"
 ANNOTATIONS_PER_REQUEST = 50
 SUMMARY_LIMIT = 65_000
 COMMENT_LIMIT = 65_536  # characters of a comment's body, GitHub's limit

@@ -52,10 +52,10 @@ from app.github.client import (
 )
 from app.github.gather import MAX_COMMITS, Gatherer
 from app.github.objects import as_artifact, as_comment, as_workflow_run
-from app.github.publish import CHECK_NAME, LINT_CHECK_NAME, Published, Publisher, finding_key
+from app.github.publish import Published, Publisher, finding_key
 from app.judge import IN_THREAD, Checks
 from app.observability import Metrics
-from app.settings import Settings
+from app.settings import CHECK_NAME, LINT_CHECK_NAME, Settings
 from app.store.sql import Job, JobSpec, LeaseLost, Store
 from checks import acceptance
 from checks.facts import commands as command_rules

@@ -47,9 +47,9 @@ from typing import Any, TypeVar
 from githubkit import GitHub
 
 from app.github.client import GitHubError, app_client, http_timeout, pages
-from app.github.publish import CHECK_NAME, LINT_CHECK_NAME, Publisher
+from app.github.publish import Publisher
 from app.observability import Metrics
-from app.settings import Settings
+from app.settings import CHECK_NAME, LINT_CHECK_NAME, Settings
 from app.store.sql import Job, JobSpec, LeaseLost, Store, database_fault
 from checks.result import JobFacts, Outcome, job_outcome
 

@@ -26,10 +26,9 @@ from dataclasses import dataclass
 import msgspec
 from starlette.types import Receive, Scope, Send
 
-from app.github.publish import CHECK_NAME
 from app.jobs.worker import Refused
 from app.observability import Metrics
-from app.settings import Settings
+from app.settings import CHECK_NAME, Settings
 from app.store.sql import Delivery
 
 from .bodies import BodyBudget, Busy, Slow, TooLarge
