@@ -118,13 +118,17 @@ def test_anything_else_is_nothing_to_verify(event, example, _unused, why, fake, 
     assert sticky_comments(fake) == []
 
 
-def test_reuse_sweep_run_is_validated_and_acknowledged(fake, tmp_path, monkeypatch, capsys):
-    posted = as_user(fake, "core-maintainer", "POST", f"/repos/{REPO}/issues/{PR}/comments",
-                     {"body": "/reuse-sweep-run 9001"})
+def maintainer_command(fake, tmp_path, monkeypatch, capsys, body: str):
+    """A maintainer's comment `body` on the PR, through `verify --event --publish` as its workflow gets it."""
+    posted = as_user(fake, "core-maintainer", "POST", f"/repos/{REPO}/issues/{PR}/comments", {"body": body})
     path = event_file(tmp_path, as_workflow_gets_it("issue_comment/created.payload.json",
                                                     set_id("comment", posted["id"])))
-    ran = run_verify(monkeypatch, capsys, fake, "--event", path, "--publish", GITHUB_TOKEN=TOKEN,
-                     GITHUB_EVENT_NAME="issue_comment", GITHUB_REPOSITORY=REPO)
+    return run_verify(monkeypatch, capsys, fake, "--event", path, "--publish", GITHUB_TOKEN=TOKEN,
+                      GITHUB_EVENT_NAME="issue_comment", GITHUB_REPOSITORY=REPO)
+
+
+def test_reuse_sweep_run_is_validated_and_acknowledged(fake, tmp_path, monkeypatch, capsys):
+    ran = maintainer_command(fake, tmp_path, monkeypatch, capsys, "/reuse-sweep-run 9001")
     assert ran.code == 0, ran.out + ran.err  # accepted, so the verification that follows passes
     made = writes(fake)
     assert "POST /repos/{owner}/{repo}/{kind}/comments/{comment_id}/reactions" in made
@@ -134,12 +138,7 @@ def test_reuse_sweep_run_is_validated_and_acknowledged(fake, tmp_path, monkeypat
 
 
 def test_signoff_recheck_verifies(fake, tmp_path, monkeypatch, capsys):
-    posted = as_user(fake, "core-maintainer", "POST", f"/repos/{REPO}/issues/{PR}/comments",
-                     {"body": "/signoff-recheck"})
-    path = event_file(tmp_path, as_workflow_gets_it("issue_comment/created.payload.json",
-                                                    set_id("comment", posted["id"])))
-    ran = run_verify(monkeypatch, capsys, fake, "--event", path, "--publish", GITHUB_TOKEN=TOKEN,
-                     GITHUB_EVENT_NAME="issue_comment", GITHUB_REPOSITORY=REPO)
+    ran = maintainer_command(fake, tmp_path, monkeypatch, capsys, "/signoff-recheck")
     assert ran.code == 1 and "verdict comment created" in ran.out
     assert "POST /repos/{owner}/{repo}/{kind}/comments/{comment_id}/reactions" in writes(fake)
 
