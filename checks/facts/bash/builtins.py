@@ -99,6 +99,8 @@ def lone_command(text: str) -> str | None:
     if (first is None or first.group(1) in _RESERVED or len(text) > MAX_RESOLVED or "`" in text or "\\" in text
             or not text.replace("\t", " ").isprintable()):
         return None
+    if text.rstrip(" \t").endswith((" ==", "\t==")):
+        return None  # tree-sitter-bash reads a last word `==` as an ERROR, not an argument (`echo ==`)
     quote = ""
     i, n = first.end(1), len(text)
     while i < n:
